@@ -1,0 +1,66 @@
+"""Configuration, home layout, profiles and the secrets accessor (L0).
+
+`load_settings()` is the one entry point surfaces use: it resolves the home
+(profile aware), validates ``config.yaml`` and loads ``.env`` secrets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from herald.config.home import (
+    HeraldHome,
+    ProfileNameError,
+    base_home,
+    resolve_home,
+    validate_profile_name,
+)
+from herald.config.loader import ConfigError, load_config, parse_value, read_raw, set_value
+from herald.config.schema import (
+    AgentConfig,
+    AuxiliaryConfig,
+    FallbackEntry,
+    HeraldConfig,
+    ModelConfig,
+    ProviderName,
+)
+from herald.config.secrets import MissingSecretError, Secrets
+
+
+@dataclass
+class Settings:
+    """Everything read from a home at start-up."""
+
+    home: HeraldHome
+    config: HeraldConfig
+    secrets: Secrets
+
+
+def load_settings(profile: str | None = None) -> Settings:
+    home = resolve_home(profile)
+    config = load_config(home.config_path)
+    return Settings(home=home, config=config, secrets=Secrets(home.env_path))
+
+
+__all__ = [
+    "AgentConfig",
+    "AuxiliaryConfig",
+    "ConfigError",
+    "FallbackEntry",
+    "HeraldConfig",
+    "HeraldHome",
+    "MissingSecretError",
+    "ModelConfig",
+    "ProfileNameError",
+    "ProviderName",
+    "Secrets",
+    "Settings",
+    "base_home",
+    "load_config",
+    "load_settings",
+    "parse_value",
+    "read_raw",
+    "resolve_home",
+    "set_value",
+    "validate_profile_name",
+]

@@ -1,0 +1,159 @@
+"""Read, validate and edit ``config.yaml``.
+
+Every failure becomes one `ConfigError` whose message names the file, the key
+path, what was expected and what was found, so the CLI can print it instead of
+a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from herald.config.schema import HeraldConfig
+
+
+class ConfigError(Exception):
+    """A config file or key that cannot be used. `str(err)` is the user message."""
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def _known_keys(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The valid keys at `loc` (the parent of a bad key) in the schema."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", ()) or (annotation,)
+        nxt = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
+        if nxt is None:
+            return []
+        current = nxt
+    return sorted(getattr(current, "model_fields", {}))
+
+
+def _format_validation_error(path: Path, err: ValidationError) -> str:
+    lines = []
+    for item in err.errors():
+        loc = tuple(item.get("loc", ()))
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        if item.get("type") == "extra_forbidden":
+            known = _known_keys(HeraldConfig, loc[:-1])
+            hint = ""
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            if close:
+                hint = f"; did you mean {'.'.join([*map(str, loc[:-1]), close[0]])!r}?"
+            where = ".".join(map(str, loc[:-1])) or "the top level"
+            lines.append(
+                f"{key}: unknown key (expected one of {', '.join(known)} under {where}){hint}"
+            )
+            continue
+        expected = item.get("msg", "a valid value")
+        expected = expected[0].lower() + expected[1:] if expected else expected
+        expected = expected.removeprefix("input should be ").removeprefix("value error, ")
+        lines.append(f"{key}: expected {expected}, found {_describe(item.get('input'))}")
+    head = f"config error in {path}:"
+    tail = f"Fix the file (herald config edit) or reset a key (herald config set KEY VALUE)."
+    return "\n".join([head, *("  " + line for line in lines), tail])
+
+
+def read_raw(path: Path) -> dict[str, Any]:
+    """The file as a dict (empty if missing); YAML errors name line and column."""
+    if not path.exists():
+        return {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(
+            f"config error in {path}{where}: not valid YAML ({problem}).\n"
+            "Fix the file (herald config edit)."
+        ) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"config error in {path}: expected a mapping of keys at the top level, "
+            f"found {_describe(data)}"
+        )
+    return data
+
+
+def validate(path: Path, data: dict[str, Any]) -> HeraldConfig:
+    try:
+        return HeraldConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_format_validation_error(path, err)) from None
+
+
+def load_config(path: Path) -> HeraldConfig:
+    """Load and validate `path`; defaults fill every missing key."""
+    return validate(path, read_raw(path))
+
+
+def parse_value(raw: str) -> Any:
+    """A command-line value as YAML would read it: `true`, `3`, `null`, `[a, b]`."""
+    try:
+        return yaml.safe_load(raw) if raw.strip() else raw
+    except yaml.YAMLError:
+        return raw
+
+
+def set_value(path: Path, dotted_key: str, raw_value: str) -> HeraldConfig:
+    """Set one key (``model.name``) and write the file back, validated first."""
+    parts = [p for p in dotted_key.split(".") if p]
+    if not parts:
+        raise ConfigError("config key is empty: use a dotted path such as model.name")
+    data = read_raw(path)
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise ConfigError(
+                f"config error in {path}: {part!r} holds {_describe(child)}, not a section"
+            )
+        node = child
+    node[parts[-1]] = parse_value(raw_value)
+    config = validate(path, data)
+    write_raw(path, data)
+    return config
+
+
+def write_raw(path: Path, data: dict[str, Any]) -> None:
+    """Write atomically so a crash never leaves half a config file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    fd, tmp = tempfile.mkstemp(prefix=".config.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,91 @@
+"""The shape of ``config.yaml``: every key, its type and its default, in one place.
+
+Unknown keys are errors (a typo must not be silently ignored). Later layers add
+their own sections here rather than reading raw dictionaries.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ProviderName = Literal["openai", "anthropic", "openrouter", "custom", "local"]
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class FallbackEntry(StrictModel):
+    """One step of the fallback chain, tried in order when the main model fails."""
+
+    provider: ProviderName
+    name: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class ModelConfig(StrictModel):
+    provider: ProviderName | None = Field(
+        None, description="openai | anthropic | openrouter | custom | local; unset = auto-detect"
+    )
+    name: str | None = Field(None, description="model name; unset = the provider's default")
+    base_url: str | None = Field(None, description="API base URL (required for custom)")
+    api_key_env: str | None = Field(
+        None, description="name of the secret holding the API key (default per provider)"
+    )
+    context_length: int | None = Field(None, gt=0, description="override the context window")
+    max_tokens: int | None = Field(None, gt=0, description="cap on output tokens per call")
+    temperature: float | None = Field(None, ge=0, le=2)
+    timeout: float = Field(120.0, gt=0, description="seconds to wait for one model call")
+    stream: bool = True
+    fallbacks: list[FallbackEntry] = Field(default_factory=list)
+    local_path: str | None = Field(None, description="GGUF file for the local provider")
+
+
+class AuxiliaryConfig(StrictModel):
+    """The side-job model (summaries, titles, smart approval). Unset keys inherit `model`."""
+
+    provider: ProviderName | None = None
+    name: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_tokens: int | None = Field(None, gt=0)
+    timeout: float | None = Field(None, gt=0)
+
+
+class AgentConfig(StrictModel):
+    max_turns: int = Field(90, ge=1, description="model calls allowed per turn")
+    max_retries: int = Field(3, ge=0, description="retries of one model call")
+    retry_base_delay: float = Field(1.0, ge=0)
+    retry_max_delay: float = Field(30.0, ge=0)
+    empty_response_retries: int = Field(2, ge=0)
+
+
+class CredentialsConfig(StrictModel):
+    """Cool-downs (seconds) for a key that hit a limit, by error class."""
+
+    rate_limit_cooldown: float = Field(60.0, ge=0)
+    billing_cooldown: float = Field(3600.0, ge=0)
+    auth_cooldown: float = Field(300.0, ge=0)
+
+
+class DisplayConfig(StrictModel):
+    stream: bool = True
+    show_reasoning: bool = False
+
+
+class HeraldConfig(StrictModel):
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    auxiliary: AuxiliaryConfig = Field(default_factory=AuxiliaryConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
+    display: DisplayConfig = Field(default_factory=DisplayConfig)
+
+    def fingerprint(self) -> str:
+        """A short stable hash of the effective config (for caches keyed on it)."""
+        import hashlib
+
+        data = self.model_dump_json(exclude_none=False).encode()
+        return hashlib.sha256(data).hexdigest()[:16]

@@ -1,0 +1,1 @@
+"""Safety (L0): command approval, secret redaction and injection scanning."""
