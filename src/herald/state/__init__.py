@@ -1,1 +1,17 @@
-"""State (L5): state.db — sessions, messages (FTS5), system prompts, usage, lineage."""
+"""State (L5): `$HERALD_HOME/state.db` — sessions and their lineage, append-only
+messages with a full-text index, frozen system prompts and per-call usage, in
+one SQLite file (WAL, foreign keys, forward-only migrations) that several
+threads and processes can share."""
+
+from herald.state.errors import StateError
+from herald.state.records import SearchHit, SessionRecord, StoredMessage, UsageRecord
+from herald.state.store import StateStore
+
+__all__ = [
+    "SearchHit",
+    "SessionRecord",
+    "StateError",
+    "StateStore",
+    "StoredMessage",
+    "UsageRecord",
+]

@@ -1,0 +1,193 @@
+"""Full-text search over messages that is safe for any text a user types.
+
+User text is never handed to FTS5 as query syntax: it is split on whitespace
+and every piece becomes a quoted FTS5 string, so operators (AND OR NOT NEAR
+* ^ : parentheses, quotes) are just words. Scripts written without spaces
+(Chinese, Japanese, Korean, Thai) form one long token under unicode61, so a
+word inside such a run cannot be found by token match; for those queries a
+substring scan supplements the index.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Sequence
+
+from herald.state.records import SearchHit
+
+log = logging.getLogger(__name__)
+
+SNIPPET_OPEN = "«"
+SNIPPET_CLOSE = "»"
+SNIPPET_ELLIPSIS = "…"
+SNIPPET_TOKENS = 16
+MAX_TERMS = 32  # longer queries keep their first 32 distinct terms
+_SUBSTRING_CONTEXT = 40
+
+# Unsegmented scripts: Thai/Lao/Khmer, CJK punctuation..Hangul, Hangul syllables,
+# CJK compatibility, and the supplementary ideograph planes.
+_UNSEGMENTED_RANGES = (
+    (0x0E00, 0x0EFF),
+    (0x1780, 0x17FF),
+    (0x3000, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x3FFFF),
+)
+
+
+def _is_unsegmented(char: str) -> bool:
+    code = ord(char)
+    return any(low <= code <= high for low, high in _UNSEGMENTED_RANGES)
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct whitespace-separated pieces that contain at least one letter or digit."""
+    terms: list[str] = []
+    for piece in query.split():
+        if any(char.isalnum() for char in piece) and piece not in terms:
+            terms.append(piece)
+            if len(terms) == MAX_TERMS:
+                break
+    return terms
+
+
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 MATCH string requiring every term, each quoted as a literal string."""
+    return " ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _filters(
+    session_id: str | None, exclude_session_id: str | None, include_inactive: bool
+) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    if session_id is not None:
+        clauses.append("m.session_id = ?")
+        params.append(session_id)
+    if exclude_session_id is not None:
+        clauses.append("m.session_id != ?")
+        params.append(exclude_session_id)
+    if not include_inactive:
+        clauses.append("m.active = 1")
+    return "".join(f" AND {clause}" for clause in clauses), params
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _substring_snippet(content: str, term: str) -> str:
+    start = content.find(term)
+    if start < 0:
+        start = content.lower().find(term.lower())
+    if start < 0:
+        return content[: 2 * _SUBSTRING_CONTEXT]
+    end = start + len(term)
+    left = max(0, start - _SUBSTRING_CONTEXT)
+    right = min(len(content), end + _SUBSTRING_CONTEXT)
+    return (
+        (SNIPPET_ELLIPSIS if left > 0 else "")
+        + content[left:start]
+        + SNIPPET_OPEN
+        + content[start:end]
+        + SNIPPET_CLOSE
+        + content[end:right]
+        + (SNIPPET_ELLIPSIS if right < len(content) else "")
+    )
+
+
+def search(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    limit: int,
+    session_id: str | None,
+    exclude_session_id: str | None,
+    include_inactive: bool,
+) -> list[SearchHit]:
+    """Best matches first. Never raises for any `query` text."""
+    if not isinstance(query, str):
+        return []
+    # Lone surrogates cannot be bound as UTF-8; they become '?', which no term keeps.
+    terms = query_terms(query.encode("utf-8", "replace").decode("utf-8"))
+    if not terms or limit <= 0:
+        return []
+    where, params = _filters(session_id, exclude_session_id, include_inactive)
+    sql = (
+        "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
+        f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "
+        "bm25(messages_fts) AS score "
+        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+        f"WHERE messages_fts MATCH ?{where} ORDER BY score, m.id LIMIT ?"
+    )
+    hits: list[SearchHit] = []
+    try:
+        cursor = conn.execute(
+            sql,
+            [
+                SNIPPET_OPEN,
+                SNIPPET_CLOSE,
+                SNIPPET_ELLIPSIS,
+                match_expression(terms),
+                *params,
+                limit,
+            ],
+        )
+        rows = cursor.fetchall()
+    except sqlite3.OperationalError as exc:  # quoting makes this unreachable; stay safe anyway
+        log.warning("full-text search failed for %r: %s", query[:200], exc)
+        rows = []
+    for row in rows:
+        hits.append(
+            SearchHit(
+                message_id=row["id"],
+                session_id=row["session_id"],
+                role=row["role"],
+                snippet=row["snip"] or "",
+                rank=float(row["score"]),
+                created_at=row["created_at"],
+                active=bool(row["active"]),
+            )
+        )
+    if len(hits) < limit and any(_is_unsegmented(char) for term in terms for char in term):
+        hits.extend(_substring_hits(conn, terms, limit - len(hits), hits, where, params))
+    return hits
+
+
+def _substring_hits(
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    limit: int,
+    found: Sequence[SearchHit],
+    where: str,
+    params: Sequence[object],
+) -> list[SearchHit]:
+    """Rows containing every term as a substring (newest first), minus `found`."""
+    like = " AND ".join("m.content LIKE ? ESCAPE '\\'" for _ in terms)
+    seen = [hit.message_id for hit in found]
+    not_seen = f" AND m.id NOT IN ({', '.join('?' for _ in seen)})" if seen else ""
+    sql = (
+        "SELECT m.id, m.session_id, m.role, m.created_at, m.active, m.content FROM messages m "
+        f"WHERE m.content IS NOT NULL AND {like}{where}{not_seen} ORDER BY m.id DESC LIMIT ?"
+    )
+    args = [f"%{_escape_like(term)}%" for term in terms] + [*params, *seen, limit]
+    try:
+        rows = conn.execute(sql, args).fetchall()
+    except sqlite3.OperationalError as exc:
+        log.warning("substring search failed: %s", exc)
+        return []
+    anchor = next(t for t in terms if any(_is_unsegmented(c) for c in t))
+    return [
+        SearchHit(
+            message_id=row["id"],
+            session_id=row["session_id"],
+            role=row["role"],
+            snippet=_substring_snippet(row["content"], anchor),
+            rank=0.0,
+            created_at=row["created_at"],
+            active=bool(row["active"]),
+        )
+        for row in rows
+    ]
