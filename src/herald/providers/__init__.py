@@ -1,6 +1,8 @@
 """Providers (L1): transports per API shape, error classification, backoff,
 credential pool, fallback chain and the auxiliary model."""
 
+from herald.providers.auxiliary import AuxiliaryClient
+from herald.providers.backoff import backoff_delay, sleep_interruptible
 from herald.providers.base import (
     CallCancelled,
     CallSettings,
@@ -12,15 +14,54 @@ from herald.providers.base import (
     ToolCall,
     Usage,
 )
+from herald.providers.client import ModelClient
+from herald.providers.credentials import CredentialPool, KeyStatus
+from herald.providers.error_mapping import to_provider_error
+from herald.providers.errors import ClassifiedError, FailoverReason, classify_error
+from herald.providers.pricing import estimate_cost
+from herald.providers.probe import ProbeResult, probe_endpoint
+from herald.providers.selection import (
+    Endpoint,
+    ProviderConfigError,
+    Selection,
+    create_transport,
+    detect_provider,
+    resolve_auxiliary,
+    resolve_chain,
+    resolve_endpoint,
+    resolve_selection,
+)
 
 __all__ = [
+    "AuxiliaryClient",
     "CallCancelled",
     "CallSettings",
+    "ClassifiedError",
+    "CredentialPool",
     "DeltaCallback",
+    "Endpoint",
+    "FailoverReason",
+    "KeyStatus",
+    "ModelClient",
     "NormalizedResponse",
+    "ProbeResult",
+    "ProviderConfigError",
     "ProviderError",
     "ProviderTransport",
+    "Selection",
     "StreamDelta",
     "ToolCall",
     "Usage",
+    "backoff_delay",
+    "classify_error",
+    "create_transport",
+    "detect_provider",
+    "estimate_cost",
+    "probe_endpoint",
+    "resolve_auxiliary",
+    "resolve_chain",
+    "resolve_endpoint",
+    "resolve_selection",
+    "sleep_interruptible",
+    "to_provider_error",
 ]
