@@ -119,9 +119,9 @@ class HeraldHome:
 
 def resolve_home(profile: str | None = None, *, create: bool = True) -> HeraldHome:
     """The home for `profile` (falls back to `HERALD_PROFILE`, then the base)."""
-    chosen = profile if profile is not None else os.environ.get("HERALD_PROFILE") or None
+    chosen = profile if profile is not None else (os.environ.get("HERALD_PROFILE") or None)
     base = base_home()
-    if chosen and chosen != "default":
+    if chosen is not None and chosen != "default":
         home = HeraldHome(base / "profiles" / validate_profile_name(chosen), profile=chosen)
     else:
         home = HeraldHome(base)

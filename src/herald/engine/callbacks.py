@@ -1,0 +1,19 @@
+"""Hooks a surface passes in to watch a turn as it happens (streaming, tool activity)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass
+class TurnCallbacks:
+    on_text_delta: Callable[[str], None] | None = None
+    on_reasoning_delta: Callable[[str], None] | None = None
+    on_tool_start: Callable[[str, str], None] | None = None  # tool name, raw arguments
+    on_tool_end: Callable[[str, str, bool], None] | None = None  # name, result, is_error
+    on_status: Callable[[str], None] | None = None  # retries, fallbacks, notices
+
+    def status(self, message: str) -> None:
+        if self.on_status is not None:
+            self.on_status(message)

@@ -1,0 +1,59 @@
+"""The iteration loop: gates, model call, intake, tool round — until a text answer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from herald.engine.intake import take_response
+from herald.engine.model_call import call_model
+from herald.engine.request import BUDGET_SUMMARY_REQUEST
+from herald.engine.result import ExitReason
+from herald.engine.tool_round import run_tool_round
+from herald.engine.turn_state import TurnState
+
+if TYPE_CHECKING:
+    from herald.engine.agent import Agent
+
+
+def run_iterations(agent: Agent, turn: TurnState) -> None:
+    tools = agent.tool_definitions()
+    while True:
+        if agent.cancel_event.is_set():
+            turn.end(ExitReason.INTERRUPTED_BY_USER)
+            return
+        if not turn.budget.try_consume():
+            summarise_on_budget(agent, turn)
+            return
+        outcome = call_model(agent, turn, agent.request_messages, tools)
+        if outcome.response is None:
+            turn.end(outcome.exit_reason or ExitReason.UNKNOWN, error=outcome.error)
+            return
+        response = outcome.response
+        take_response(agent, response)
+        if not response.tool_calls:
+            turn.end(ExitReason.TEXT_RESPONSE, text=response.text or "")
+            return
+        turn.tool_iterations += 1
+        if run_tool_round(agent, response.tool_calls):
+            turn.end(ExitReason.INTERRUPTED_BY_USER)
+            return
+
+
+def summarise_on_budget(agent: Agent, turn: TurnState) -> None:
+    """The budget ran out with no answer: one last tool-less call for a progress summary."""
+    reason = (
+        ExitReason.BUDGET_EXHAUSTED
+        if turn.budget.exhausted_by() == "parent"
+        else ExitReason.MAX_ITERATIONS_REACHED
+    )
+    agent.callbacks.status("iteration budget used up; asking the model for a summary")
+    agent.transcript.append({"role": "user", "content": BUDGET_SUMMARY_REQUEST})
+    outcome = call_model(agent, turn, agent.request_messages, None)
+    if outcome.response is None:
+        if outcome.exit_reason == ExitReason.INTERRUPTED_DURING_API_CALL:
+            reason = outcome.exit_reason
+        turn.end(reason, error=outcome.error or "the summary call failed")
+        return
+    outcome.response.tool_calls = []  # no tools were offered; a stray call would dangle
+    take_response(agent, outcome.response)
+    turn.end(reason, text=outcome.response.text or "")

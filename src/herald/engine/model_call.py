@@ -1,0 +1,146 @@
+"""One model call with its inner retry loop, driven by `classify_error`.
+
+For every failure the classifier says what helps: another credential, the
+next model in the fallback chain, a backoff and retry, a compression — or
+nothing, in which case the turn ends with the matching named exit reason.
+Every retry that reaches the provider costs an iteration; a retry that found
+the budget empty ends as `error_near_max_iterations`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from herald.engine.result import ExitReason
+from herald.engine.turn_state import TurnState
+from herald.providers import CallCancelled, NormalizedResponse, ProviderError, StreamDelta
+
+if TYPE_CHECKING:
+    from herald.engine.agent import Agent
+
+log = logging.getLogger(__name__)
+
+# Reasons for which nothing but a different request could help.
+_OVERFLOW_REASONS = {"context_overflow", "payload_too_large"}
+
+
+@dataclass
+class CallOutcome:
+    response: NormalizedResponse | None = None
+    exit_reason: ExitReason | None = None
+    error: str | None = None
+
+
+def _delta_sink(agent: Agent) -> Callable[[StreamDelta], None] | None:
+    cb = agent.callbacks
+    if cb.on_text_delta is None and cb.on_reasoning_delta is None:
+        return None
+
+    def sink(delta: StreamDelta) -> None:
+        if delta.kind == "text" and cb.on_text_delta is not None:
+            cb.on_text_delta(delta.text)
+        elif delta.kind == "reasoning" and cb.on_reasoning_delta is not None:
+            cb.on_reasoning_delta(delta.text)
+
+    return sink
+
+
+def call_model(
+    agent: Agent,
+    turn: TurnState,
+    build_messages: Callable[[], list[dict[str, Any]]],
+    tools: list[dict[str, Any]] | None,
+) -> CallOutcome:
+    """Call the model until it answers or nothing can help. The caller has already
+    charged the budget for the first attempt."""
+    from herald.providers import backoff_delay, classify_error, sleep_interruptible
+
+    cfg = agent.config.agent
+    retries = 0
+    empty_responses = 0
+    compressed = False
+    while True:
+        if agent.cancel_event.is_set():
+            return CallOutcome(exit_reason=ExitReason.INTERRUPTED_DURING_API_CALL)
+        started = time.monotonic()
+        try:
+            request = agent.client.build_request(build_messages(), tools)
+            settings = agent.client.settings()
+            turn.api_calls += 1
+            response = agent.client.call(
+                request,
+                stream=settings.stream,
+                on_delta=_delta_sink(agent),
+                cancel=agent.cancel_event,
+            )
+            if response.is_empty:
+                raise ProviderError(
+                    "the model returned an empty response",
+                    provider=agent.client.identity()[0],
+                    kind="empty_response",
+                )
+        except CallCancelled:
+            return CallOutcome(exit_reason=ExitReason.INTERRUPTED_DURING_API_CALL)
+        except Exception as exc:
+            classified = classify_error(exc)
+            reason = str(classified.reason)
+            log.warning("model call failed (%s): %s", reason, exc)
+            detail = classified.user_message
+
+            if reason == "empty_response":
+                empty_responses += 1
+                if empty_responses > cfg.empty_response_retries:
+                    return CallOutcome(
+                        exit_reason=ExitReason.EMPTY_RESPONSE_EXHAUSTED,
+                        error=f"the model returned {empty_responses} empty responses in a row",
+                    )
+                agent.callbacks.status("the model returned nothing; asking again")
+            elif reason == "content_policy":
+                return CallOutcome(exit_reason=ExitReason.CONTENT_POLICY_BLOCKED, error=detail)
+            elif classified.should_compress or reason in _OVERFLOW_REASONS:
+                if not compressed and agent.try_compress_for_overflow():
+                    compressed = True
+                    turn.budget.refund()  # the retry after compression is free
+                    agent.callbacks.status("context was too long; compressed and retrying")
+                else:
+                    return CallOutcome(
+                        exit_reason=ExitReason.CONTEXT_OVERFLOW_UNRECOVERABLE, error=detail
+                    )
+            elif classified.should_rotate_credential and agent.client.rotate_credential(classified):
+                agent.callbacks.status(f"{detail}; switched to another API key")
+            elif classified.should_fallback and agent.client.fall_back(classified):
+                provider, model = agent.client.identity()
+                agent.callbacks.status(f"{detail}; falling back to {provider}:{model}")
+                retries = 0
+            elif classified.retryable and retries < cfg.max_retries:
+                retries += 1
+                delay = backoff_delay(
+                    retries,
+                    base=cfg.retry_base_delay,
+                    cap=cfg.retry_max_delay,
+                    retry_after=classified.retry_after,
+                )
+                agent.callbacks.status(
+                    f"{detail}; retrying in {delay:.0f} s ({retries}/{cfg.max_retries})"
+                )
+                if not sleep_interruptible(delay, agent.cancel_event):
+                    return CallOutcome(exit_reason=ExitReason.INTERRUPTED_DURING_API_CALL)
+            elif classified.retryable and agent.client.fall_back(classified):
+                provider, model = agent.client.identity()
+                agent.callbacks.status(f"{detail}; falling back to {provider}:{model}")
+                retries = 0
+            else:
+                return CallOutcome(exit_reason=ExitReason.ALL_RETRIES_EXHAUSTED, error=detail)
+
+            if not turn.budget.try_consume():
+                return CallOutcome(
+                    exit_reason=ExitReason.ERROR_NEAR_MAX_ITERATIONS,
+                    error=f"{detail}; no iterations left to retry",
+                )
+            continue
+        agent.record_usage(turn, response, duration_ms=int((time.monotonic() - started) * 1000))
+        return CallOutcome(response=response)

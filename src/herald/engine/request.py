@@ -1,0 +1,30 @@
+"""Request assembly: the frozen system prompt plus the history, as the active model sees it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from herald.context import rewrite_identity
+
+
+def assemble_messages(
+    system_prompt: str,
+    history: list[dict[str, Any]],
+    *,
+    session_identity: tuple[str, str],
+    active_identity: tuple[str, str],
+) -> list[dict[str, Any]]:
+    """The stored prompt is sent byte-for-byte; only when a fallback model answers
+    are the identity lines of this request's copy rewritten (never the stored prompt)."""
+    prompt = system_prompt
+    if active_identity != session_identity:
+        provider, model = active_identity
+        prompt = rewrite_identity(system_prompt, provider=provider, model=model)
+    return [{"role": "system", "content": prompt}, *history]
+
+
+BUDGET_SUMMARY_REQUEST = (
+    "[Herald: this turn has used its whole iteration budget, so no more tools can run. "
+    "Reply now, without tools: summarise what you did, what is still unfinished, and "
+    "what the user should do or ask next.]"
+)
