@@ -189,7 +189,7 @@ RULES: list[Rule] = [
     Rule(
         FailoverReason.MODEL_NOT_FOUND,
         statuses=frozenset({400, None}),
-        code=_re(r"model_not_found"),
+        code=_re(r"model_not_found|local_model_unavailable"),
         error_type=_re(r"not_found"),
         message=_re(
             r"model .*(?:not found|does not exist|not available)|unknown model|no such model|"
