@@ -61,3 +61,22 @@ def test_doctor_reports_unreachable_provider_with_a_fix(herald_home, run_cli):
     proc = run_cli("doctor")
     assert proc.returncode == 1
     assert "✗ reachability" in proc.stdout and "fix:" in proc.stdout
+
+
+def test_setup_writes_config_and_env(herald_home, run_cli):
+    proc = run_cli("setup", "--provider", "anthropic", "--model", "claude-x", "--api-key", "-",
+                   input="sk-ant-from-stdin\n")
+    assert proc.returncode == 0, proc.stderr
+    config = yaml.safe_load((herald_home / "config.yaml").read_text())
+    assert config["model"]["provider"] == "anthropic" and config["model"]["name"] == "claude-x"
+    assert "base_url" not in config["model"]  # the fake server URL no longer applies
+    env = (herald_home / ".env").read_text()
+    assert "ANTHROPIC_API_KEY=sk-ant-from-stdin" in env
+    assert "OPENAI_API_KEY=sk-test-key" in env  # other secrets kept
+    assert oct((herald_home / ".env").stat().st_mode & 0o777) == "0o600"
+    assert "sk-ant-from-stdin" not in proc.stderr
+
+
+def test_setup_custom_needs_a_base_url(herald_home, run_cli):
+    proc = run_cli("setup", "--provider", "custom", "--model", "m")
+    assert proc.returncode == 2 and "--base-url" in proc.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from typing import Annotated
 
@@ -12,6 +11,7 @@ from herald import __version__
 from herald.cli import config_cmd, sessions_cmd
 from herald.cli.common import fail, load, open_store
 from herald.cli.doctor import doctor
+from herald.cli.setup_cmd import setup
 
 HELP = (
     "Herald, a personal AI agent. Run `herald` to chat, `herald chat -q TEXT` for one turn. "
@@ -28,6 +28,7 @@ app = typer.Typer(
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
 app.command("doctor")(doctor)
+app.command("setup")(setup)
 
 
 def _version_callback(value: bool) -> None:
@@ -49,9 +50,7 @@ def root(
         typer.Option("--version", callback=_version_callback, is_eager=True, help="print version"),
     ] = False,
 ) -> None:
-    ctx.obj = {"profile": profile}
-    if verbose:
-        logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
+    ctx.obj = {"profile": profile, "verbose": verbose}
     if ctx.invoked_subcommand is None:
         _chat_repl(ctx, resume=None, max_turns=None)
 

@@ -56,7 +56,11 @@ def load(ctx: typer.Context) -> Settings:
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot use the Herald home: {exc}")
-    overrides = (ctx.find_root().obj or {}).get("overrides") or {}
+    from herald.cli.logs import setup_logging
+
+    root_obj = ctx.find_root().obj or {}
+    setup_logging(settings, verbose=bool(root_obj.get("verbose")))
+    overrides = root_obj.get("overrides") or {}
     try:  # command-line --provider / --model win over config.yaml for this run
         if overrides.get("provider") is not None:
             settings.config.model.provider = overrides["provider"]

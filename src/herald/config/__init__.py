@@ -15,7 +15,15 @@ from herald.config.home import (
     resolve_home,
     validate_profile_name,
 )
-from herald.config.loader import ConfigError, load_config, parse_value, read_raw, set_value
+from herald.config.loader import (
+    ConfigError,
+    load_config,
+    parse_value,
+    read_raw,
+    set_value,
+    validate,
+    write_raw,
+)
 from herald.config.schema import (
     AgentConfig,
     AuxiliaryConfig,
@@ -62,5 +70,7 @@ __all__ = [
     "read_raw",
     "resolve_home",
     "set_value",
+    "validate",
     "validate_profile_name",
+    "write_raw",
 ]
