@@ -76,12 +76,42 @@ class DisplayConfig(StrictModel):
     show_reasoning: bool = False
 
 
+class ApprovalsConfig(StrictModel):
+    """How dangerous commands are approved (see herald.safety.approval).
+
+    Hard-line commands are refused whatever these say."""
+
+    mode: Literal["manual", "smart", "off"] = Field(
+        "manual",
+        description="manual: ask a human; smart: an auxiliary model judges first and only "
+        "unclear or unsafe commands reach a human; off: dangerous commands run unasked",
+    )
+    timeout_seconds: float = Field(
+        120.0, gt=0, description="seconds to wait for a human answer; no answer is a denial"
+    )
+    always_allow: list[str] = Field(
+        default_factory=list,
+        description="command patterns approved for good (glob; never match compound commands)",
+    )
+    deny: list[str] = Field(
+        default_factory=list, description="command globs always refused; nothing overrides them"
+    )
+    unattended_default: Literal["deny", "allow"] = Field(
+        "deny", description="answer for a dangerous command when no human can be asked"
+    )
+    unattended: dict[str, Literal["deny", "allow"]] = Field(
+        default_factory=dict,
+        description="per-scenario override of unattended_default (keys such as cron, api, webhook)",
+    )
+
+
 class HeraldConfig(StrictModel):
     model: ModelConfig = Field(default_factory=ModelConfig)
     auxiliary: AuxiliaryConfig = Field(default_factory=AuxiliaryConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
     display: DisplayConfig = Field(default_factory=DisplayConfig)
+    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""
