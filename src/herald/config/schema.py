@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from herald.config.schema_terminal import TerminalConfig
+from herald.config.schema_tools import ToolsetsConfig
+from herald.config.schema_web import WebConfig
+from herald.config.strict import StrictModel
 
 ProviderName = Literal["openai", "anthropic", "openrouter", "custom", "local"]
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class FallbackEntry(StrictModel):
@@ -112,6 +113,9 @@ class HeraldConfig(StrictModel):
     credentials: CredentialsConfig = Field(default_factory=CredentialsConfig)
     display: DisplayConfig = Field(default_factory=DisplayConfig)
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+    toolsets: ToolsetsConfig = Field(default_factory=ToolsetsConfig)
+    terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+    web: WebConfig = Field(default_factory=WebConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -14,7 +14,12 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from herald.config import HeraldConfig, HeraldHome, Secrets
+    from herald.environments import Environment
+    from herald.safety import ApprovalPrompt
 
 ToolHandler = Callable[[dict[str, Any], "ToolContext"], Any]
 
@@ -33,11 +38,23 @@ _CDATA_RE = re.compile(r"<!\[CDATA\[|\]\]>")
 
 @dataclass
 class ToolContext:
-    """What a handler may know about the call it serves."""
+    """What a handler may know about the call it serves. One per agent; the surface
+    fills in the callbacks that need a human."""
 
     session_id: str | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     state: dict[str, Any] = field(default_factory=dict)  # per-agent tool state (e.g. todo list)
+    home: HeraldHome | None = None
+    config: HeraldConfig | None = None
+    secrets: Secrets | None = None
+    environment: Environment | None = None  # where commands run and files live
+    surface: str = "cli"  # cli | api | webhook | cron | gateway platform name
+    # Ask the human to approve a dangerous command: returns "once" | "session" | "always"
+    # | "deny", or None on timeout. None here means no human is present.
+    approve: Callable[[ApprovalPrompt], str | None] | None = None
+    # Ask the human a question (the clarify tool); None when no human is present.
+    clarify: Callable[[str, list[str] | None], str | None] | None = None
+    on_activity: Callable[[str], None] | None = None  # throttled progress of long tools
 
 
 @dataclass(frozen=True)
