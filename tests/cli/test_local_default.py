@@ -25,7 +25,7 @@ def test_fresh_home_with_no_keys_runs_a_real_local_turn(isolated_env, run_cli):
     with StateStore(isolated_env / "state.db") as store:
         (session,) = store.list_sessions()
         assert session.provider == "local"
-        assert [m.role for m in store.get_messages(session.id)][0] == "user"
+        assert next(m.role for m in store.get_messages(session.id)) == "user"
         assert store.get_messages(session.id)[-1].role == "assistant"
 
 

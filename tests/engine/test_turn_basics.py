@@ -100,7 +100,7 @@ def test_system_prompt_has_no_mid_session_context(make_agent, fake_llm):
     assert "also check the docs" not in second.system
     assert "also check the docs" in second.messages[-1]["content"]
     assert second.messages[-1]["role"] == "tool"
-    stored_tool = [m for m in agent.store.get_messages(result.session_id) if m.role == "tool"][0]
+    stored_tool = next(m for m in agent.store.get_messages(result.session_id) if m.role == "tool")
     assert "also check the docs" not in stored_tool.content  # clean text on disk
     assert "also check the docs" in stored_tool.api_content  # what the model saw
 

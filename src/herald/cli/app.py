@@ -9,7 +9,7 @@ import typer
 
 from herald import __version__
 from herald.cli import config_cmd, sessions_cmd
-from herald.cli.common import fail, load, open_store
+from herald.cli.common import fail, load, open_store, resolve_session_id
 from herald.cli.doctor import doctor
 from herald.cli.setup_cmd import setup
 
@@ -57,18 +57,12 @@ def root(
 
 def _chat_repl(ctx: typer.Context, *, resume: str | None, max_turns: int | None) -> None:
     from herald.cli.repl import Repl
-    from herald.state import StateError
 
     if not sys.stdin.isatty():
         fail("the interactive chat needs a terminal; for one turn use: herald chat -q \"TEXT\"")
     settings = load(ctx)
     with open_store(settings) as store:
-        session_id = None
-        if resume:
-            try:
-                session_id = store.resolve_session_id(resume)
-            except StateError as exc:
-                fail(str(exc))
+        session_id = resolve_session_id(store, resume)
         Repl(settings, store, resume=session_id, max_turns=max_turns).run()
 
 

@@ -46,9 +46,9 @@ def profile_of(ctx: typer.Context) -> str | None:
 
 
 def load(ctx: typer.Context) -> Settings:
-    from herald.config import ConfigError, ProfileNameError, load_settings
-
     from pydantic import ValidationError
+
+    from herald.config import ConfigError, ProfileNameError, load_settings
 
     try:
         settings = load_settings(profile_of(ctx))
@@ -91,3 +91,15 @@ def open_store(settings: Settings) -> Iterator[StateStore]:
 def write_stdout(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def resolve_session_id(store: StateStore, prefix: str | None) -> str | None:
+    """The full id for a session id or prefix the user typed, or a clean exit."""
+    from herald.state import StateError
+
+    if not prefix:
+        return None
+    try:
+        return store.resolve_session_id(prefix)
+    except StateError as exc:
+        fail(str(exc))

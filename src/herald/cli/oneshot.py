@@ -12,6 +12,7 @@ from herald.cli.common import (
     err_console,
     fail,
     open_store,
+    resolve_session_id,
     write_stdout,
 )
 from herald.cli.turns import build_agent, run_turn_interruptibly
@@ -58,17 +59,11 @@ def run_oneshot(
 ) -> int:
     from herald.engine import AgentOptions
     from herald.safety import redact
-    from herald.state import StateError
 
     if not query.strip():
         fail("the query is empty: pass the text to send, e.g. herald chat -q \"Say hello\"")
     with open_store(settings) as store:
-        session_id = None
-        if resume:
-            try:
-                session_id = store.resolve_session_id(resume)
-            except StateError as exc:
-                fail(str(exc))
+        session_id = resolve_session_id(store, resume)
         agent = build_agent(
             settings,
             store,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from herald.cli.common import fail, load, open_store, write_stdout
+from herald.cli.common import fail, load, open_store, resolve_session_id, write_stdout
 
 if TYPE_CHECKING:
     from herald.state import SessionRecord, StateStore, StoredMessage
@@ -41,13 +41,9 @@ def usage_lines(session: SessionRecord) -> list[str]:
 
 
 def _resolve(store: StateStore, prefix: str) -> SessionRecord:
-    from herald.state import StateError
-
-    try:
-        session = store.get_session(store.resolve_session_id(prefix))
-    except StateError as exc:
-        fail(str(exc))
-    assert session is not None
+    session = store.get_session(resolve_session_id(store, prefix) or "")
+    if session is None:
+        fail(f"no session matches {prefix!r}")
     return session
 
 

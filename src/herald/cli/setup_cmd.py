@@ -24,7 +24,7 @@ def upsert_env(path: Path, name: str, value: str) -> None:
     """Set NAME=value in a .env file, keeping every other line; written atomically and
     readable only by the owner."""
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    kept = [line for line in lines if not line.split("=", 1)[0].strip() == name]
+    kept = [line for line in lines if line.split("=", 1)[0].strip() != name]
     kept.append(f"{name}={value}")
     fd, tmp = tempfile.mkstemp(prefix=".env.", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

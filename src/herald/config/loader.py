@@ -69,7 +69,7 @@ def _format_validation_error(path: Path, err: ValidationError) -> str:
         expected = expected.removeprefix("input should be ").removeprefix("value error, ")
         lines.append(f"{key}: expected {expected}, found {_describe(item.get('input'))}")
     head = f"config error in {path}:"
-    tail = f"Fix the file (herald config edit) or reset a key (herald config set KEY VALUE)."
+    tail = "Fix the file (herald config edit) or reset a key (herald config set KEY VALUE)."
     return "\n".join([head, *("  " + line for line in lines), tail])
 
 

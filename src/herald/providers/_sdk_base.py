@@ -17,6 +17,8 @@ from herald.providers.base import (
     NormalizedResponse,
     ProviderError,
     ProviderTransport,
+    ToolCall,
+    Usage,
 )
 from herald.providers.error_mapping import is_transport_exception, to_provider_error
 
@@ -28,6 +30,38 @@ STREAM_REFUSAL = re.compile(
     r"(?:unsupported|not supported)[^.\n]{0,40}?\bstream",
     re.IGNORECASE,
 )
+
+
+def build_response(
+    *,
+    text: str,
+    reasoning: str,
+    tool_calls: list[ToolCall],
+    finish_reason: str,
+    usage: Usage | None,
+    model: str | None,
+    response_id: str | None,
+) -> NormalizedResponse:
+    """The normalized response both SDK transports return; an answer with neither
+    text nor tool calls is an error (content filter, or plain empty)."""
+    if tool_calls and finish_reason == "stop":
+        finish_reason = "tool_calls"
+    response = NormalizedResponse(
+        text=text or None,
+        tool_calls=tool_calls,
+        reasoning=reasoning or None,
+        finish_reason=finish_reason,
+        usage=usage,
+        model=model,
+        response_id=response_id,
+    )
+    if response.is_empty:
+        if finish_reason == "content_filter":
+            raise ProviderError(
+                "the model's answer was stopped by a content filter", code="content_filter"
+            )
+        raise ProviderError("the model returned no text and no tool calls", kind="empty_response")
+    return response
 
 
 def is_stream_refusal(err: ProviderError) -> bool:

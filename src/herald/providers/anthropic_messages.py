@@ -12,7 +12,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from herald.providers._http import CallScope, build_http_client, split_known_params
-from herald.providers._sdk_base import SdkTransport
+from herald.providers._sdk_base import SdkTransport, build_response
 from herald.providers.anthropic_convert import (
     DEFAULT_MAX_TOKENS,
     add_cache_breakpoints,
@@ -94,24 +94,15 @@ def _finish(
     response_id: str | None,
 ) -> NormalizedResponse:
     finish = STOP_REASONS.get(stop_reason or "end_turn", stop_reason or "stop")
-    if calls and finish == "stop":
-        finish = "tool_calls"
-    response = NormalizedResponse(
-        text=text or None,
+    return build_response(
+        text=text,
+        reasoning=reasoning,
         tool_calls=calls,
-        reasoning=reasoning or None,
         finish_reason=finish,
         usage=usage,
         model=model,
         response_id=response_id,
     )
-    if response.is_empty:
-        if finish == "content_filter":
-            raise ProviderError(
-                "the model refused to answer (content policy)", code="content_filter"
-            )
-        raise ProviderError("the model returned no text and no tool calls", kind="empty_response")
-    return response
 
 
 class _EventAssembler:

@@ -15,7 +15,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from herald.providers._http import CallScope, build_http_client, split_known_params
-from herald.providers._sdk_base import SdkTransport
+from herald.providers._sdk_base import SdkTransport, build_response
 from herald.providers.base import (
     CallCancelled,
     CallSettings,
@@ -131,24 +131,15 @@ def _finish(
     model: str | None,
     response_id: str | None,
 ) -> NormalizedResponse:
-    if tool_calls and finish_reason in (None, "stop"):
-        finish_reason = "tool_calls"
-    response = NormalizedResponse(
-        text=text or None,
+    return build_response(
+        text=text,
+        reasoning=reasoning,
         tool_calls=tool_calls,
-        reasoning=reasoning or None,
         finish_reason=finish_reason or "stop",
         usage=usage,
         model=model,
         response_id=response_id,
     )
-    if response.is_empty:
-        if finish_reason == "content_filter":
-            raise ProviderError(
-                "the provider's content filter stopped the response", code="content_filter"
-            )
-        raise ProviderError("the model returned no text and no tool calls", kind="empty_response")
-    return response
 
 
 class _StreamAssembler:
