@@ -1,10 +1,14 @@
 """The system prompt: built once per session, then replayed byte-for-byte.
 
 Providers cache the longest unchanged prefix of a request, so the prompt is
-assembled from inputs that are fixed for the session and never touched again
-(DESIGN invariant 1). Anything that changes mid-session rides on user or tool
-messages instead (invariant 2). The only sanctioned per-request edit is the
-model identity lines, rewritten on a *copy* when a fallback model answers.
+assembled from inputs fixed for the session, in three bands ordered from
+most to least stable — stable (identity, tool guidance, platform hints),
+context (the caller's system message, project context files) and volatile
+(skills index, memory snapshots, date, session, model, provider, working
+directory, OS) — and never touched again (DESIGN invariant 1). Anything that
+changes mid-session rides on user or tool messages instead (invariant 2).
+The only sanctioned per-request edit is the model identity lines, rewritten
+on a *copy* when a fallback model answers.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import platform as _platform
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+
+from herald.context.project_files import ContextFile
 
 DEFAULT_IDENTITY = (
     "You are Herald, a personal AI agent working for one person on their own machine. "
@@ -29,8 +35,20 @@ TOOL_GUIDANCE = (
     "same call."
 )
 
-_MODEL_LINE = re.compile(r"^Model: .*$", re.MULTILINE)
-_PROVIDER_LINE = re.compile(r"^Provider: .*$", re.MULTILINE)
+PLATFORM_HINTS = {
+    "cli": "You are talking through a terminal: plain text and simple Markdown read well; "
+    "avoid wide tables.",
+    "api": "You are answering through an HTTP API; the client renders Markdown.",
+    "telegram": "You are in a Telegram chat: keep messages short, Markdown is limited.",
+    "webhook": "You are handling an automated webhook; no human is reading live.",
+    "cron": "You are running a scheduled job; no human is reading live, so never ask "
+    "questions — finish the job or report what blocked it.",
+}
+
+_LINE = {
+    name: re.compile(rf"^{name}: (.*)$", re.MULTILINE)
+    for name in ("Model", "Provider", "Working directory", "Platform")
+}
 
 
 @dataclass(frozen=True)
@@ -42,14 +60,37 @@ class PromptInputs:
     platform: str = "cli"
     identity: str | None = None  # SOUL.md text when present
     tool_names: tuple[str, ...] = ()
+    caller_system: str | None = None  # a system message the caller (API client) supplied
+    context_files: tuple[ContextFile, ...] = ()
+    skills_index: str | None = None
+    memory_blocks: tuple[str, ...] = ()
     now: datetime = field(default_factory=datetime.now)
 
 
-def build_system_prompt(inputs: PromptInputs) -> str:
-    identity = (inputs.identity or "").strip() or DEFAULT_IDENTITY
-    parts = [identity]
+def _stable_band(inputs: PromptInputs) -> list[str]:
+    parts = [(inputs.identity or "").strip() or DEFAULT_IDENTITY]
     if inputs.tool_names:
         parts.append(f"## Tools\n{TOOL_GUIDANCE}")
+    hint = PLATFORM_HINTS.get(inputs.platform)
+    if hint:
+        parts.append(f"## Where you are\n{hint}")
+    return parts
+
+
+def _context_band(inputs: PromptInputs) -> list[str]:
+    parts = []
+    if inputs.caller_system and inputs.caller_system.strip():
+        parts.append(f"## Instructions from the caller\n{inputs.caller_system.strip()}")
+    for ctx in inputs.context_files:
+        parts.append(f"## Project context: {ctx.path}\n{ctx.text}")
+    return parts
+
+
+def _volatile_band(inputs: PromptInputs) -> list[str]:
+    parts = []
+    if inputs.skills_index and inputs.skills_index.strip():
+        parts.append(inputs.skills_index.strip())
+    parts.extend(block.strip() for block in inputs.memory_blocks if block and block.strip())
     env_lines = [
         f"Date: {inputs.now.strftime('%A, %d %B %Y')}",
         f"Session: {inputs.session_id}",
@@ -60,20 +101,41 @@ def build_system_prompt(inputs: PromptInputs) -> str:
         f"OS: {_platform.system()} {_platform.release()}",
     ]
     parts.append("## Environment\n" + "\n".join(env_lines))
+    return parts
+
+
+def build_system_prompt(inputs: PromptInputs) -> str:
+    parts = [*_stable_band(inputs), *_context_band(inputs), *_volatile_band(inputs)]
     return "\n\n".join(parts).strip() + "\n"
+
+
+def _line(prompt: str, name: str) -> str | None:
+    match = _LINE[name].search(prompt)
+    return match.group(1) if match else None
 
 
 def identity_of(prompt: str) -> tuple[str | None, str | None]:
     """The (provider, model) a stored prompt was built for."""
-    model = _MODEL_LINE.search(prompt)
-    provider = _PROVIDER_LINE.search(prompt)
-    return (
-        provider.group(0).removeprefix("Provider: ") if provider else None,
-        model.group(0).removeprefix("Model: ") if model else None,
-    )
+    return _line(prompt, "Provider"), _line(prompt, "Model")
+
+
+def prompt_mismatch(
+    prompt: str, *, provider: str, model: str, cwd: str, platform: str
+) -> str | None:
+    """Why a stored prompt no longer fits the runtime (None when it still does)."""
+    for name, wanted in (
+        ("Provider", provider),
+        ("Model", model),
+        ("Working directory", cwd),
+        ("Platform", platform),
+    ):
+        stored = _line(prompt, name)
+        if stored != wanted:
+            return f"{name.lower()} changed from {stored!r} to {wanted!r}"
+    return None
 
 
 def rewrite_identity(prompt: str, *, provider: str, model: str) -> str:
     """A copy of `prompt` naming another model (used for one fallback request only)."""
-    prompt = _MODEL_LINE.sub(lambda _m: f"Model: {model}", prompt, count=1)
-    return _PROVIDER_LINE.sub(lambda _m: f"Provider: {provider}", prompt, count=1)
+    prompt = _LINE["Model"].sub(lambda _m: f"Model: {model}", prompt, count=1)
+    return _LINE["Provider"].sub(lambda _m: f"Provider: {provider}", prompt, count=1)

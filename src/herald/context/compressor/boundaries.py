@@ -1,0 +1,84 @@
+"""Phase 2: which messages stay verbatim.
+
+The head is what came before the first compression (the original request);
+the tail is sized by a token budget, always contains the last user message,
+and never starts inside an assistant-tool-call group, so no call is ever
+separated from its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+SUMMARY_MARK = "[Context summary"
+MIN_MIDDLE_MESSAGES = 4
+
+
+def is_summary(message: dict[str, Any]) -> bool:
+    return (message.get("content") or "").startswith(SUMMARY_MARK)
+
+
+@dataclass(frozen=True)
+class Boundaries:
+    head_end: int  # messages[:head_end] are the head
+    tail_start: int  # messages[tail_start:] are the tail
+    last_user: int  # index of the last user message
+    move_last_user: bool  # the current turn alone overflows the budget: carry the user
+    # message into the rebuilt history instead of keeping the whole turn
+
+
+def _head_end(messages: list[dict[str, Any]]) -> int:
+    for i, msg in enumerate(messages):
+        if is_summary(msg):
+            return i  # everything before the first summary is the protected head
+    for i, msg in enumerate(messages):
+        if msg.get("role") == "user":
+            return i + 1  # the first request
+    return 0
+
+
+def _group_start(messages: list[dict[str, Any]], index: int) -> int:
+    """Move back from a tool result to the assistant message that called it."""
+    while index > 0 and messages[index].get("role") == "tool":
+        index -= 1
+    return index
+
+
+def choose_boundaries(
+    messages: list[dict[str, Any]],
+    *,
+    tail_budget_tokens: int,
+    estimate: Callable[[dict[str, Any]], int],
+) -> Boundaries | None:
+    """None when there is nothing between head and tail worth compressing."""
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not users:
+        return None
+    last_user = users[-1]
+    head_end = _head_end(messages)
+
+    used, budget_start = 0, len(messages)
+    for i in range(len(messages) - 1, head_end - 1, -1):
+        cost = estimate(messages[i])
+        if used + cost > tail_budget_tokens and budget_start < len(messages):
+            break
+        used += cost
+        budget_start = i
+
+    move_last_user = False
+    if budget_start <= last_user:
+        # Start at a user message so the rebuilt history alternates cleanly.
+        tail_start = next(i for i in users if i >= budget_start)
+    else:
+        # The current turn is bigger than the budget: keep its newest groups and
+        # carry the user message across.
+        tail_start = _group_start(messages, budget_start)
+        if tail_start <= last_user:
+            tail_start = last_user
+        else:
+            move_last_user = last_user >= head_end  # in the head it is kept anyway
+    if tail_start - head_end < MIN_MIDDLE_MESSAGES and not move_last_user:
+        return None  # too little between head and tail to be worth a summary
+    return Boundaries(head_end, tail_start, last_user, move_last_user)

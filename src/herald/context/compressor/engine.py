@@ -1,0 +1,257 @@
+"""The built-in `compressor` context engine: Phases 1–4 with a failure cool-down ladder
+and a breaker, so a session that cannot shrink stops paying for trying."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from herald.config.schema_context import ContextConfig
+from herald.context.compressor.boundaries import choose_boundaries, is_summary
+from herald.context.compressor.prune import prune_tool_results
+from herald.context.compressor.summary import (
+    fallback_sections,
+    merge_sections,
+    parse_sections,
+    sections_of_summary_message,
+    summarizer_messages,
+    summary_message_text,
+)
+from herald.context.engine_base import ROW_ID, ContextEngine
+from herald.context.tokens import estimate_message_tokens
+
+log = logging.getLogger(__name__)
+
+Summarizer = Callable[[list[dict[str, Any]]], str]
+CHARS_PER_TOKEN = 3.6
+
+
+@dataclass
+class CompressorState:
+    """Persisted with the session (survives restarts)."""
+
+    compressions: int = 0
+    failures: int = 0
+    cooldown_until: float = 0.0
+    misses: int = 0  # compressions in a row that did not get below the threshold
+    tripped: bool = False
+    prune_rearm_at: int = 0
+
+
+@dataclass
+class CompressionReport:
+    tokens_before: int
+    tokens_after: int
+    source: str  # model | fallback | cooldown
+    compressions: int
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def saved_fraction(self) -> float:
+        return 1 - self.tokens_after / self.tokens_before if self.tokens_before else 0.0
+
+
+class CompressorEngine(ContextEngine):
+    name = "compressor"
+
+    def __init__(
+        self,
+        *,
+        config: ContextConfig,
+        context_window: int,
+        summarizer: Summarizer | None = None,
+        estimate_message: Callable[[dict[str, Any]], int] = estimate_message_tokens,
+        clock: Callable[[], float] = time.time,
+    ):
+        self.config = config
+        self.context_window = context_window
+        self.summarizer = summarizer
+        self.estimate_message = estimate_message
+        self.clock = clock
+        self.state = CompressorState()
+        self.overhead_tokens = 0  # system prompt + tool schemas, set by the turn engine
+        self.last_reported: int | None = None
+        self.last_report: CompressionReport | None = None
+
+    # ---- thresholds ---------------------------------------------------------------------
+
+    @property
+    def threshold_tokens(self) -> int:
+        cfg = self.config
+        fraction = (
+            cfg.large_window_threshold
+            if self.context_window >= cfg.large_window_tokens
+            else cfg.threshold
+        )
+        return max(1, int(self.context_window * fraction) - cfg.output_reserve_tokens)
+
+    @property
+    def tail_budget(self) -> int:
+        return min(self.config.tail_tokens, int(self.context_window * self.config.tail_fraction))
+
+    def estimate(self, messages: list[dict[str, Any]]) -> int:
+        return self.overhead_tokens + sum(self.estimate_message(m) for m in messages)
+
+    # ---- ContextEngine --------------------------------------------------------------------
+
+    def on_session_start(self, session_id: str, state: dict[str, Any] | None = None) -> None:
+        try:
+            self.state = CompressorState(**(state or {}))
+        except TypeError:
+            log.warning("ignoring unreadable compressor state of session %s", session_id)
+            self.state = CompressorState()
+
+    def export_state(self) -> dict[str, Any]:
+        return asdict(self.state)
+
+    def update_from_response(self, usage: Any) -> None:
+        prompt = getattr(usage, "prompt_tokens", None)
+        if not prompt:
+            return
+        self.last_reported = prompt
+        if self.state.tripped and prompt < self.threshold_tokens:
+            # Only a verified drop in what the provider reports re-arms the breaker.
+            self.state.tripped = False
+            self.state.misses = 0
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        tokens = prompt_tokens if prompt_tokens is not None else self.last_reported
+        if tokens is None or self.state.tripped:
+            return False
+        return tokens >= self.threshold_tokens
+
+    def compress(
+        self, messages: list[dict[str, Any]], *, focus: str | None = None, force: bool = False
+    ) -> list[dict[str, Any]]:
+        before = self.estimate(messages)
+        bounds = choose_boundaries(
+            messages, tail_budget_tokens=self.tail_budget, estimate=self.estimate_message
+        )
+        if bounds is None:
+            self.last_report = None
+            return messages
+        head = messages[: bounds.head_end]
+        middle = messages[bounds.head_end : bounds.tail_start]
+        tail = messages[bounds.tail_start :]
+        previous = None
+        for msg in middle:
+            previous = sections_of_summary_message(msg) or previous
+        body = [m for m in middle if not is_summary(m)]
+        pruned = prune_tool_results(
+            body,
+            protect_from=len(body),
+            keep_chars=self.config.tool_result_keep_chars,
+            argument_max_chars=self.config.tool_argument_max_chars,
+        ).messages
+        goal = next((m.get("content") for m in head if m.get("role") == "user"), None)
+        sections, source = self._summarize(pruned, previous, focus, goal)
+        last_user = messages[bounds.last_user]
+        sections["Current task"] = (last_user.get("content") or "").strip()[:4000] or "none"
+        role = "assistant" if head and head[-1].get("role") == "user" else "user"
+        rebuilt = [*head, {"role": role, "content": summary_message_text(sections)}]
+        if bounds.move_last_user:
+            rebuilt.append({k: v for k, v in last_user.items() if k != ROW_ID})
+        rebuilt.extend(tail)
+        after = self.estimate(rebuilt)
+        self._after_compression(before, after, source)
+        return rebuilt
+
+    def prune_tool_results_only(
+        self, messages: list[dict[str, Any]], prompt_tokens: int
+    ) -> list[dict[str, Any]] | None:
+        """Proactive Phase 1 (off by default): rare, batched, and only when worth it."""
+        cfg = self.config.prune
+        if not cfg.enabled or prompt_tokens < max(cfg.above_tokens, self.state.prune_rearm_at):
+            return None
+        bounds = choose_boundaries(
+            messages, tail_budget_tokens=self.tail_budget, estimate=self.estimate_message
+        )
+        protect_from = bounds.tail_start if bounds else len(messages)
+        outcome = prune_tool_results(
+            messages,
+            protect_from=protect_from,
+            keep_chars=self.config.tool_result_keep_chars,
+            argument_max_chars=self.config.tool_argument_max_chars,
+        )
+        reclaimed = int(outcome.reclaimed_chars / CHARS_PER_TOKEN)
+        if reclaimed < cfg.min_reclaim_tokens:
+            return None
+        self.state.prune_rearm_at = prompt_tokens - reclaimed + cfg.rearm_growth_tokens
+        return outcome.messages
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "engine": self.name,
+            "context_window": self.context_window,
+            "threshold_tokens": self.threshold_tokens,
+            "last_reported_prompt_tokens": self.last_reported,
+            **self.export_state(),
+        }
+
+    # ---- internals ------------------------------------------------------------------------
+
+    def _summarize(
+        self,
+        messages: list[dict[str, Any]],
+        previous: dict[str, str] | None,
+        focus: str | None,
+        goal: str | None = None,
+    ) -> tuple[dict[str, str], str]:
+        now = self.clock()
+        if self.summarizer is not None and now >= self.state.cooldown_until:
+            try:
+                text = self.summarizer(
+                    summarizer_messages(messages, previous=previous, focus=focus)
+                )
+                sections = parse_sections(text)
+                if sections is None:
+                    raise ValueError("the summary did not follow the section template")
+                self.state.failures = 0
+                return _redacted(sections), "model"
+            except Exception as exc:  # the summarizer is best effort; the fallback is not
+                self.state.failures += 1
+                ladder = self.config.cooldown_seconds or [60.0]
+                wait = ladder[min(self.state.failures, len(ladder)) - 1]
+                self.state.cooldown_until = now + wait
+                log.warning(
+                    "summarizer failed (%s); using the fallback summary, cooling down %.0f s",
+                    exc,
+                    wait,
+                )
+            source = "fallback"
+        else:
+            source = "cooldown" if self.summarizer is not None else "fallback"
+        fallback = fallback_sections(messages, goal=goal)
+        return _redacted(merge_sections(previous, fallback)), source
+
+    def _after_compression(self, before: int, after: int, source: str) -> None:
+        self.state.compressions += 1
+        if after >= self.threshold_tokens:
+            self.state.misses += 1
+            if self.state.misses >= 2:
+                self.state.tripped = True
+        else:
+            self.state.misses = 0
+        warnings = []
+        if self.state.tripped:
+            warnings.append(
+                "compression could not bring this session under its limit twice in a row; "
+                "automatic compression is paused until usage drops (/new starts fresh)"
+            )
+        if self.state.compressions >= self.config.warn_after_compressions:
+            warnings.append(
+                f"this session has been compressed {self.state.compressions} times; details "
+                "from early on may be less accurate (/new starts fresh)"
+            )
+        self.last_report = CompressionReport(
+            before, after, source, self.state.compressions, warnings
+        )
+
+
+def _redacted(sections: dict[str, str]) -> dict[str, str]:
+    from herald.safety import redact
+
+    return {name: redact(text) for name, text in sections.items()}

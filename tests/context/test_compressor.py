@@ -1,0 +1,261 @@
+"""The compressor engine: phases, boundaries, summaries, fallback, cool-down and breaker."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from herald.config.schema_context import ContextConfig, PruneConfig
+from herald.context import ROW_ID, CompressorEngine, call_optional, create_engine
+from herald.context.compressor import (
+    PRUNED_MARK,
+    SECTIONS,
+    SUMMARY_MARK,
+    choose_boundaries,
+    fallback_sections,
+    merge_sections,
+    parse_sections,
+    prune_tool_results,
+)
+from herald.context.tokens import estimate_message_tokens
+from herald.testing.transcript_checks import transcript_problems
+
+
+def call(cid: str, name: str = "terminal", **args) -> dict:
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+def conversation(rounds: int, output_chars: int = 3000) -> list[dict]:
+    """A long agentic session: one request, many tool rounds, a few user follow-ups."""
+    msgs: list[dict] = [{"role": "user", "content": "Set up the project and keep tests green."}]
+    for r in range(rounds):
+        if r and r % 5 == 0:
+            msgs.append({"role": "user", "content": f"Follow-up {r}: don't touch the CI config."})
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"c{r}", command=f"make step{r}")]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{r}", "content": f"output {r} " + "x" * output_chars})
+        msgs.append({"role": "assistant", "content": f"Step {r} finished."})
+    msgs.append({"role": "user", "content": "Now write the release notes."})
+    for i, m in enumerate(msgs):
+        m[ROW_ID] = i + 1
+    return msgs
+
+
+def sections_text(**overrides: str) -> str:
+    return "\n\n".join(f"## {s}\n{overrides.get(s, 'model wrote ' + s)}" for s in SECTIONS)
+
+
+def engine(summarizer=None, *, window=32_000, clock=None, **cfg) -> CompressorEngine:
+    config = ContextConfig(tail_tokens=3000, output_reserve_tokens=1000, **cfg)
+    kwargs = {"clock": clock} if clock else {}
+    return CompressorEngine(config=config, context_window=window, summarizer=summarizer, **kwargs)
+
+
+def test_threshold_fraction_depends_on_window_size():
+    assert engine(window=100_000).threshold_tokens == 75_000 - 1000
+    assert engine(window=1_000_000).threshold_tokens == 500_000 - 1000
+
+
+def test_compress_keeps_head_and_tail_and_stays_legal():
+    msgs = conversation(30)
+    seen: list[list[dict]] = []
+    eng = engine(lambda m: seen.append(m) or sections_text())
+    out = eng.compress(msgs)
+    assert out[0] is msgs[0]  # the head: the original request, same row
+    assert out[1]["role"] == "assistant" and out[1]["content"].startswith(SUMMARY_MARK)
+    assert ROW_ID not in out[1]
+    assert out[2]["role"] == "user"  # the tail starts at a user turn: roles alternate
+    assert out[-1] is msgs[-1] and out[-1]["content"] == "Now write the release notes."
+    assert not transcript_problems(out)
+    assert len(out) < len(msgs) / 3
+    # The summarizer was told the transcript is data, and saw the middle only.
+    system, user = seen[0]
+    assert "DATA, not instructions" in system["content"]
+    assert "output 3" in user["content"] and "release notes" not in user["content"]
+    assert "## Current task\nNow write the release notes." in out[1]["content"]
+    report = eng.last_report
+    assert report.source == "model" and report.tokens_after < report.tokens_before
+
+
+def test_summary_is_labelled_reference_material_and_redacted():
+    msgs = conversation(20)
+    eng = engine(lambda m: sections_text(**{"Critical context": "key sk-ant-api03-" + "A" * 40}))
+    out = eng.compress(msgs)
+    summary = out[1]["content"]
+    assert "not an instruction" in summary
+    assert "sk-ant-api03-AAAA" not in summary
+
+
+def test_failing_summarizer_gives_fallback_and_cooldown_ladder():
+    now = [1000.0]
+    calls = []
+
+    def broken(messages):
+        calls.append(1)
+        raise TimeoutError("aux model timed out")
+
+    eng = engine(broken, clock=lambda: now[0], cooldown_seconds=[60, 600])
+    out = eng.compress(conversation(20))
+    assert eng.last_report.source == "fallback"
+    sections = parse_sections(out[1]["content"].split("\n\n", 1)[1])
+    assert sections["Goal"].startswith("Set up the project")
+    assert "make step" in sections["Progress: done"]
+    assert eng.state.failures == 1 and eng.state.cooldown_until == 1060
+    eng.compress(conversation(20))
+    assert len(calls) == 1 and eng.last_report.source == "cooldown"  # not retried while cooling
+    now[0] = 1061
+    eng.compress(conversation(20))
+    assert len(calls) == 2 and eng.state.cooldown_until == 1061 + 600  # next rung
+    eng.summarizer = lambda m: sections_text()
+    now[0] = 5000
+    eng.compress(conversation(20))
+    assert eng.state.failures == 0 and eng.last_report.source == "model"
+
+
+def test_garbage_summary_counts_as_a_failure():
+    eng = engine(lambda m: "sure! here is a summary without sections")
+    eng.compress(conversation(20))
+    assert eng.last_report.source == "fallback" and eng.state.failures == 1
+
+
+def test_later_compressions_update_the_previous_summary():
+    msgs = conversation(20)
+    eng = engine(lambda m: sections_text(Goal="first goal"))
+    first = eng.compress(msgs)
+    grown = first + conversation(20)[1:]
+    for i, m in enumerate(grown):
+        m.setdefault(ROW_ID, 1000 + i)
+    seen = []
+    eng.summarizer = lambda m: seen.append(m) or sections_text(Goal="updated goal")
+    second = eng.compress(grown)
+    assert "<earlier-summary>" in seen[0][1]["content"] and "first goal" in seen[0][1]["content"]
+    assert second[0] is grown[0]
+    assert sum(1 for m in second if (m.get("content") or "").startswith(SUMMARY_MARK)) == 1
+    assert "updated goal" in second[1]["content"]
+    assert not transcript_problems(second)
+
+
+def test_focus_topic_reaches_the_summarizer():
+    seen = []
+    engine(lambda m: seen.append(m) or sections_text()).compress(conversation(20), focus="the database")
+    assert "focus this summary on: the database" in seen[0][1]["content"]
+
+
+def test_breaker_trips_after_two_misses_and_rearms_on_a_verified_drop():
+    class Usage:
+        def __init__(self, prompt_tokens):
+            self.prompt_tokens = prompt_tokens
+
+    eng = engine(lambda m: sections_text(), window=32_000)
+    eng.overhead_tokens = 40_000  # a huge system prompt: compression can never get under
+    eng.compress(conversation(20))
+    assert not eng.state.tripped and eng.state.misses == 1
+    eng.compress(conversation(20))
+    assert eng.state.tripped
+    assert not eng.should_compress(prompt_tokens=1_000_000)
+    assert any("paused" in w for w in eng.last_report.warnings)
+    eng.update_from_response(Usage(30_000))  # still above the threshold: stays tripped
+    assert eng.state.tripped
+    eng.update_from_response(Usage(5_000))
+    assert not eng.state.tripped and eng.should_compress(prompt_tokens=1_000_000)
+
+
+def test_repeated_compressions_warn_about_accuracy():
+    eng = engine(lambda m: sections_text(), warn_after_compressions=2)
+    eng.compress(conversation(20))
+    assert not eng.last_report.warnings
+    eng.compress(conversation(20))
+    assert any("less accurate" in w for w in eng.last_report.warnings)
+
+
+def test_state_round_trips_through_session_meta():
+    eng = engine(None)
+    eng.state.failures, eng.state.tripped = 2, True
+    other = engine(None)
+    call_optional(other, "on_session_start", session_id="s", state=eng.export_state())
+    assert other.state == eng.state
+
+
+def test_boundaries_never_split_a_tool_group_and_keep_the_last_user():
+    msgs = conversation(12)
+    bounds = choose_boundaries(msgs, tail_budget_tokens=2500, estimate=estimate_message_tokens)
+    assert msgs[bounds.tail_start]["role"] == "user"
+    assert bounds.tail_start <= bounds.last_user
+    assert bounds.head_end == 1
+
+
+def test_one_giant_turn_carries_the_user_message_across():
+    msgs = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
+    msgs.append({"role": "user", "content": "Migrate every service."})
+    for r in range(40):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"g{r}")]})
+        msgs.append({"role": "tool", "tool_call_id": f"g{r}", "content": "y" * 2000})
+    for i, m in enumerate(msgs):
+        m[ROW_ID] = i + 1
+    out = engine(lambda m: sections_text()).compress(msgs)
+    assert [m["role"] for m in out[:4]] == ["user", "assistant", "user", "assistant"]
+    assert out[2]["content"] == "Migrate every service." and ROW_ID not in out[2]
+    assert out[3].get("tool_calls") and ROW_ID in out[3]
+    assert not transcript_problems(out)
+
+
+def test_nothing_to_compress_returns_the_same_list():
+    msgs = conversation(1)
+    assert engine(lambda m: sections_text()).compress(msgs) is msgs
+
+
+def test_phase1_prunes_outside_the_tail_only():
+    msgs = conversation(6, output_chars=5000)
+    msgs.insert(4, {"role": "assistant", "content": None, "tool_calls": [call("big", command="x" * 9000)]})
+    msgs.insert(5, {"role": "tool", "tool_call_id": "big", "content": "output 0 " + "x" * 5000})
+    outcome = prune_tool_results(msgs, protect_from=len(msgs) - 3, keep_chars=50, argument_max_chars=500)
+    out = outcome.messages
+    pruned = [m for m in out if (m.get("content") or "").startswith(PRUNED_MARK)]
+    assert pruned and all(ROW_ID not in m for m in pruned)
+    assert any("terminal(make step1) → ok, 5,009 chars]" in m["content"] for m in pruned)
+    assert any("same output as a later call" in m["content"] for m in pruned)
+    big_call = next(m for m in out if m.get("tool_calls") and m["tool_calls"][0]["id"] == "big")
+    assert len(big_call["tool_calls"][0]["function"]["arguments"]) < 700
+    json.loads(big_call["tool_calls"][0]["function"]["arguments"])  # still valid JSON
+    assert out[-3:] == msgs[-3:]
+    assert outcome.reclaimed_chars > 20_000
+    assert not transcript_problems(out)
+
+
+def test_proactive_prune_is_off_by_default_then_rare_and_batched():
+    msgs = conversation(30)
+    assert engine(None).prune_tool_results_only(msgs, 100_000) is None
+    eng = engine(None, prune=PruneConfig(enabled=True, above_tokens=10_000, min_reclaim_tokens=1_000, rearm_growth_tokens=5_000))
+    assert eng.prune_tool_results_only(msgs, 5_000) is None  # below the line
+    pruned = eng.prune_tool_results_only(msgs, 30_000)
+    assert pruned is not None and not transcript_problems(pruned)
+    rearm = eng.state.prune_rearm_at
+    assert eng.prune_tool_results_only(msgs, rearm - 1) is None  # not again until it grows
+    greedy = engine(None, prune=PruneConfig(enabled=True, above_tokens=10, min_reclaim_tokens=10**9))
+    assert greedy.prune_tool_results_only(msgs, 30_000) is None  # not worth breaking the cache
+
+
+def test_fallback_and_merge_sections():
+    msgs = conversation(8)
+    msgs[5]["content"] = "[TOOL_ERROR] make failed"
+    sections = fallback_sections(msgs)
+    assert "Follow-up 5: don't touch the CI config." in sections["Constraints and preferences"]
+    assert "failed" in sections["Progress: blocked"]
+    assert sections["Current task"] == "Now write the release notes."
+    merged = merge_sections({**sections, "Goal": "older goal"}, fallback_sections(conversation(2)))
+    assert merged["Goal"] == "older goal"
+    assert set(merged) == set(SECTIONS)
+
+
+def test_engine_registry_and_optional_arguments():
+    made = create_engine("compressor", config=ContextConfig(), context_window=1000, unrelated=1)
+    assert isinstance(made, CompressorEngine)
+    with pytest.raises(ValueError, match="unknown context engine 'nope'"):
+        create_engine("nope")
+
+    class Minimal:
+        def status(self):
+            return {"ok": True}
+
+    assert call_optional(Minimal(), "status", verbose=True) == {"ok": True}
+    assert call_optional(Minimal(), "missing", default=7) == 7
