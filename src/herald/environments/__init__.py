@@ -1,4 +1,14 @@
-"""Execution environments (L0): where commands run and files live (local processes, ssh)."""
+"""Execution environments (L0): where commands run and files live (local processes, ssh).
+
+`create_environment(config, secrets=…)` picks the backend from
+``terminal.backend``: `LocalEnvironment` runs each command in its own process
+group on this machine with a secret-free environment; `SshEnvironment` runs
+it on ``terminal.ssh.host`` through the system ssh client over one shared
+connection. Both honour the same contract (`Environment`): timeouts and
+interrupts kill the whole process tree, background processes can be read,
+fed and killed, file reads and atomic writes go through the same backend, and
+infrastructure failures raise `EnvironmentConnectionError`.
+"""
 
 from herald.environments.base import (
     ActivityCallback,
@@ -8,6 +18,10 @@ from herald.environments.base import (
     ExecResult,
     FileInfo,
 )
+from herald.environments.child_env import build_child_env, scrub_secrets
+from herald.environments.factory import create_environment
+from herald.environments.local import LocalEnvironment
+from herald.environments.ssh import SshEnvironment
 
 __all__ = [
     "ActivityCallback",
@@ -16,4 +30,9 @@ __all__ = [
     "EnvironmentConnectionError",
     "ExecResult",
     "FileInfo",
+    "LocalEnvironment",
+    "SshEnvironment",
+    "build_child_env",
+    "create_environment",
+    "scrub_secrets",
 ]

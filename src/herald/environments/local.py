@@ -1,0 +1,206 @@
+"""`LocalEnvironment`: commands run as child processes of Herald, files are local.
+
+Every command runs in its own session (so its own process group): a timeout or
+an interrupt kills the command and everything it started, not just the shell.
+The child's environment is Herald's minus every secret (`child_env`).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets as _random
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Mapping
+
+from herald.config import Secrets
+from herald.environments._background import PipedBackgroundProcess
+from herald.environments._output import DEFAULT_MAX_OUTPUT_BYTES, ActivityThrottle, OutputCollector
+from herald.environments._streaming import (
+    StreamPump,
+    kill_process_group,
+    shell_exit_code,
+    supervise,
+)
+from herald.environments.base import (
+    ActivityCallback,
+    BackgroundProcess,
+    Environment,
+    ExecResult,
+    FileInfo,
+)
+from herald.environments.child_env import build_child_env
+
+
+def _bash() -> str:
+    return shutil.which("bash") or "/bin/bash"
+
+
+class LocalEnvironment(Environment):
+    name = "local"
+
+    def __init__(
+        self,
+        cwd: str | None = None,
+        *,
+        secrets: Secrets | None = None,
+        base_env: Mapping[str, str] | None = None,
+        activity_interval: float = 10.0,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    ) -> None:
+        self._cwd = os.path.normpath(os.path.abspath(os.path.expanduser(cwd or os.getcwd())))
+        self._secrets = secrets
+        self._base_env = dict(base_env) if base_env is not None else None
+        self._activity_interval = activity_interval
+        self._max_output_bytes = max_output_bytes
+        self._processes: dict[str, PipedBackgroundProcess] = {}
+        self._lock = threading.Lock()
+
+    # -- commands -----------------------------------------------------------------
+
+    def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        return build_child_env(self._secrets, extra, base=self._base_env)
+
+    def _workdir(self, cwd: str | None) -> str:
+        workdir = self.resolve(cwd) if cwd else self._cwd
+        if not os.path.isdir(workdir):
+            raise FileNotFoundError(f"working directory does not exist: {workdir}")
+        return workdir
+
+    def execute(
+        self,
+        command: str,
+        *,
+        cwd: str | None,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        cancel: threading.Event | None = None,
+        on_activity: ActivityCallback | None = None,
+    ) -> ExecResult:
+        workdir = self._workdir(cwd)
+        child_env = self.child_env(env)
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            [_bash(), "-c", command],
+            cwd=workdir,
+            env=child_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,  # interleaved, as a terminal shows them
+            start_new_session=True,
+        )
+        assert proc.stdout is not None
+        collector = OutputCollector(self._max_output_bytes)
+        pump = StreamPump({proc.stdout.fileno(): collector.feed})
+        throttle = ActivityThrottle(on_activity, self._activity_interval, started)
+        try:
+            outcome = supervise(
+                proc,
+                pump,
+                timeout=timeout,
+                cancel=cancel,
+                kill=lambda: kill_process_group(proc.pid, proc),
+                on_tick=lambda: throttle.tick(collector.last_line),
+            )
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
+                proc.kill()
+                proc.wait()
+        finally:
+            pump.close()
+            proc.stdout.close()
+        return ExecResult(
+            output=collector.text(),
+            exit_code=shell_exit_code(proc.returncode) if outcome == "exited" else None,
+            duration_s=time.monotonic() - started,
+            timed_out=outcome == "timeout",
+            interrupted=outcome == "interrupted",
+        )
+
+    def spawn(
+        self, command: str, *, cwd: str | None, env: Mapping[str, str] | None = None
+    ) -> BackgroundProcess:
+        proc = subprocess.Popen(
+            [_bash(), "-c", command],
+            cwd=self._workdir(cwd),
+            env=self.child_env(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        process = PipedBackgroundProcess(
+            proc, command, kill=lambda: kill_process_group(proc.pid, proc)
+        )
+        with self._lock:
+            self._processes[process.id] = process
+        return process
+
+    def processes(self) -> list[BackgroundProcess]:
+        """Background processes started here, oldest first."""
+        with self._lock:
+            return list(self._processes.values())
+
+    def close(self) -> None:
+        with self._lock:
+            processes = list(self._processes.values())
+        for process in processes:
+            process.kill()
+
+    # -- files --------------------------------------------------------------------
+
+    def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
+        with open(self.resolve(path), "rb") as fh:
+            return fh.read() if max_bytes is None else fh.read(max_bytes)
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        # Write through symlinks to their target, so a link is not replaced by a file.
+        target = os.path.realpath(self.resolve(path))
+        if os.path.isdir(target):
+            raise IsADirectoryError(f"is a directory: {target}")
+        directory = os.path.dirname(target)
+        os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".{os.path.basename(target)}.herald-{_random.token_hex(4)}")
+        # 0o666 lets the umask decide a new file's mode, as for any editor.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.chmod(tmp, os.stat(target).st_mode & 0o7777)  # keep an existing file's mode
+            except FileNotFoundError:
+                pass
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+    def stat(self, path: str) -> FileInfo | None:
+        resolved = self.resolve(path)
+        try:
+            st = os.stat(resolved)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return FileInfo(
+            path=resolved,
+            size=st.st_size,
+            is_dir=os.path.isdir(resolved),
+            mtime=st.st_mtime,
+        )
+
+    def resolve(self, path: str, cwd: str | None = None) -> str:
+        expanded = os.path.expanduser(path)
+        base = os.path.join(self._cwd, os.path.expanduser(cwd)) if cwd else self._cwd
+        return os.path.normpath(os.path.join(base, expanded))
+
+    @property
+    def cwd(self) -> str:
+        return self._cwd

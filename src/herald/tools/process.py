@@ -1,0 +1,236 @@
+"""The `process` tool: look after background processes started by `terminal`.
+
+``process(action, id?, input?, timeout?, offset?, eof?)`` with actions
+``list``, ``poll``, ``log``, ``wait``, ``kill`` and ``write``. Each process
+remembers how far the model has read its output, so ``log`` and ``wait``
+return only what is new; ``offset`` reads from any earlier point. Outputs are
+redacted and bounded. Input written to a process passes the same safety gate
+as a command: a background shell must not become a way around approval.
+Results are JSON objects.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from herald.config import HeraldConfig
+from herald.environments import BackgroundProcess, EnvironmentConnectionError
+from herald.safety import redact
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+from herald.tools.terminal import (
+    TOOLSET,
+    EnvironmentUnreachable,
+    background_processes,
+    bool_arg,
+    secret_values,
+    session_environment,
+    short_command,
+    timeout_arg,
+)
+from herald.tools.terminal_approval import gate_command
+from herald.tools.terminal_output import head_tail
+
+ACTIONS = ("list", "poll", "log", "wait", "kill", "write")
+READ_KEY = "process.read_offsets"  # ctx.state: id -> characters already shown
+KILLED_KEY = "process.killed"  # ctx.state: ids the model killed
+MAX_LOG_CHARS = 20_000
+POLL_TAIL_CHARS = 2_000
+DEFAULT_WAIT_S = 30
+MAX_INPUT_CHARS = 65_536
+RESULT_CAP = 60_000  # JSON escaping of MAX_LOG_CHARS of output stays below this
+
+SCHEMA: dict[str, Any] = {
+    "description": (
+        "Manage background processes started with terminal(background=true). "
+        "list: all of them; poll: status and the last lines of output; log: output not "
+        "read yet (or from offset); wait: wait up to timeout seconds for it to finish, "
+        "then its new output; kill: stop it and everything it started; write: send input "
+        "to its stdin (eof=true closes stdin afterwards)."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": list(ACTIONS)},
+            "id": {"type": "string", "description": "process id from terminal (all but list)"},
+            "input": {"type": "string", "description": "text to send (write)"},
+            "timeout": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"seconds to wait (wait; default {DEFAULT_WAIT_S})",
+            },
+            "offset": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "read output from this character offset (log)",
+            },
+            "eof": {"type": "boolean", "description": "close stdin after writing (write)"},
+        },
+        "required": ["action"],
+    },
+}
+
+
+def _offsets(ctx: ToolContext) -> dict[str, int]:
+    offsets: dict[str, int] = ctx.state.setdefault(READ_KEY, {})
+    return offsets
+
+
+def _status(process: BackgroundProcess, ctx: ToolContext) -> dict[str, Any]:
+    code = process.poll()
+    killed = process.id in ctx.state.get(KILLED_KEY, set())
+    status = "running" if code is None else ("killed" if killed else "exited")
+    return {
+        "id": process.id,
+        "command": short_command(process.command, ctx),
+        "status": status,
+        "exit_code": None if killed else code,
+        "age_s": round(time.time() - process.started_at, 1),
+    }
+
+
+def _redact(text: str, ctx: ToolContext) -> str:
+    return redact(text, extra_secrets=secret_values(ctx))
+
+
+def _new_output(process: BackgroundProcess, ctx: ToolContext) -> dict[str, Any]:
+    """Output since the model's last read; more than the cap keeps head and tail
+    (the middle stays readable with offset) and the read position moves to the end."""
+    offsets = _offsets(ctx)
+    start = offsets.get(process.id, 0)
+    text, end = process.read_output(start)
+    offsets[process.id] = end
+    result: dict[str, Any] = {"from_offset": start, "offset": end}
+    if len(text) > MAX_LOG_CHARS:
+        note = (
+            f"\n[… {len(text) - MAX_LOG_CHARS:,} characters omitted; read them with "
+            f'process(action="log", id="{process.id}", offset=N) …]\n'
+        )
+        text = head_tail(text, MAX_LOG_CHARS, note)
+    result["output"] = _redact(text, ctx)
+    return result
+
+
+def _read_from(process: BackgroundProcess, offset: int, ctx: ToolContext) -> dict[str, Any]:
+    text, end = process.read_output(offset)
+    chunk = text[:MAX_LOG_CHARS]
+    result: dict[str, Any] = {"from_offset": offset, "output": _redact(chunk, ctx)}
+    if len(chunk) < len(text):
+        result["next_offset"] = end - (len(text) - len(chunk))
+    else:
+        result["offset"] = end
+        _offsets(ctx)[process.id] = max(_offsets(ctx).get(process.id, 0), end)
+    return result
+
+
+def _find(args: dict[str, Any], ctx: ToolContext) -> BackgroundProcess:
+    processes = background_processes(ctx)
+    process_id = args.get("id")
+    if not isinstance(process_id, str) or not process_id.strip():
+        raise ToolArgumentError("this action needs id, the process id returned by terminal")
+    process = processes.get(process_id.strip())
+    if process is None:
+        known = ", ".join(processes) or "none"
+        raise ToolArgumentError(f"no background process {process_id!r}; known ids: {known}")
+    return process
+
+
+def _offset_arg(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ToolArgumentError("offset must be a whole number of characters")
+    try:
+        offset = int(value)
+    except ValueError:
+        raise ToolArgumentError("offset must be a whole number of characters") from None
+    if offset < 0:
+        raise ToolArgumentError("offset must be 0 or more")
+    return offset
+
+
+def _write(process: BackgroundProcess, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    data = args.get("input")
+    eof = bool_arg(args.get("eof"), "eof")
+    if data is None and not eof:
+        raise ToolArgumentError("write needs input (the text to send) or eof=true")
+    if data is not None and not isinstance(data, str):
+        raise ToolArgumentError("input must be a string")
+    data = data or ""
+    if len(data) > MAX_INPUT_CHARS:
+        raise ToolArgumentError(f"input is longer than {MAX_INPUT_CHARS:,} characters")
+    if process.poll() is not None:
+        raise ToolArgumentError(f"process {process.id} has already finished; it takes no input")
+    if data.strip():
+        environment = session_environment(ctx)
+        gate_command(data, ctx, environment, environment.cwd)
+    try:
+        if data:
+            process.write_stdin(data)
+        if eof:
+            close = getattr(process, "close_stdin", None)
+            if close is None:
+                raise ToolArgumentError("this environment cannot close a process's input")
+            close()
+    except (BrokenPipeError, TimeoutError) as exc:
+        raise ToolArgumentError(f"could not write to {process.id}: {exc}") from None
+    return {**_status(process, ctx), "written_chars": len(data), "stdin_closed": eof}
+
+
+def process_tool(args: dict[str, Any], ctx: ToolContext) -> str | dict[str, Any] | list[Any]:
+    action = args.get("action")
+    if action not in ACTIONS:
+        raise ToolArgumentError(f"action must be one of {', '.join(ACTIONS)}; got {action!r}")
+    try:
+        if action == "list":
+            return {"processes": [_status(p, ctx) for p in background_processes(ctx).values()]}
+        process = _find(args, ctx)
+        if action == "poll":
+            text, end = process.read_output(max(0, _current_end(process) - POLL_TAIL_CHARS))
+            unread = end - _offsets(ctx).get(process.id, 0)
+            return {**_status(process, ctx), "output_tail": _redact(text, ctx), "unread": unread}
+        if action == "log":
+            offset = _offset_arg(args.get("offset"))
+            if offset is None:
+                return {**_status(process, ctx), **_new_output(process, ctx)}
+            return {**_status(process, ctx), **_read_from(process, offset, ctx)}
+        if action == "wait":
+            settings = (ctx.config or HeraldConfig()).terminal
+            timeout = timeout_arg(args.get("timeout"), DEFAULT_WAIT_S, settings.max_timeout_seconds)
+            process.wait(timeout, ctx.cancel)
+            status = _status(process, ctx)
+            if status["status"] == "running":
+                status["note"] = (
+                    "interrupted while waiting" if ctx.cancel.is_set() else
+                    f"still running after {timeout} s"
+                )  # fmt: skip
+            return {**status, **_new_output(process, ctx)}
+        if action == "kill":
+            if process.poll() is None:
+                ctx.state.setdefault(KILLED_KEY, set()).add(process.id)
+            process.kill()
+            return {**_status(process, ctx), **_new_output(process, ctx)}
+        return _write(process, args, ctx)
+    except EnvironmentConnectionError as exc:
+        raise EnvironmentUnreachable(exc) from None
+
+
+def _current_end(process: BackgroundProcess) -> int:
+    chars = getattr(process, "output_chars", None)
+    if isinstance(chars, int):
+        return chars
+    return process.read_output(0)[1]
+
+
+def register(target: ToolRegistry = registry) -> None:
+    target.register(
+        "process",
+        TOOLSET,
+        SCHEMA,
+        process_tool,
+        parallel_safe=False,
+        max_result_chars=RESULT_CAP,
+    )
+
+
+register()
