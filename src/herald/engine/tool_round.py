@@ -1,25 +1,56 @@
 """Run the tool calls of one assistant message and record their results.
 
-Results are appended in call order, each persisted as soon as it exists.
-An interrupt is checked before and after every tool; calls that never ran
-still get a result ("cancelled"), so every call has exactly one (invariant 3).
-Queued steer rides on the last result of the round.
+The calls are split by `plan_tool_batch` into segments, in the model's order.
+A sequential segment runs one call at a time and persists each result as soon
+as it exists; a parallel segment runs its calls in a thread pool (each worker
+in a copy of the caller's context variables) and persists the results in call
+order once every worker is done. The assistant message is already on disk
+before any of this starts (intake).
+
+Every call gets exactly one result (invariant 3): an interrupt is checked
+before and after every sequential tool and before every worker starts, and
+reaches running tools through `ToolContext.cancel`; calls that never ran get
+a "cancelled" result, as do calls skipped after a guardrail halt. Each result
+is shown to the guardrail controller; a warning rides on that result's API
+copy, a halt ends the turn after the round. Queued steer rides on the last
+result of the round.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from herald.engine.repair import CANCELLED_RESULT, tool_result_message
 from herald.engine.steer import attach_steer
 from herald.providers import ToolCall
-from herald.tools import ToolResult, sanitize_error
+from herald.tools import (
+    PARALLEL,
+    GuardrailController,
+    GuardrailDecision,
+    ToolResult,
+    ToolSpec,
+    attach_guardrail,
+    plan_tool_batch,
+    sanitize_error,
+)
 
 if TYPE_CHECKING:
     from herald.engine.agent import Agent
 
 log = logging.getLogger(__name__)
+
+MAX_PARALLEL_WORKERS = 8
+GUARDRAIL_SKIPPED_RESULT = "[skipped: the turn was stopped by a guardrail before this tool ran]"
+
+
+@dataclass
+class RoundOutcome:
+    interrupted: bool = False
+    halt: GuardrailDecision | None = None  # set when a guardrail stopped the turn
 
 
 def _run_one(agent: Agent, call: ToolCall) -> ToolResult:
@@ -38,23 +69,146 @@ def _run_one(agent: Agent, call: ToolCall) -> ToolResult:
     return result
 
 
-def run_tool_round(agent: Agent, calls: list[ToolCall]) -> bool:
-    """Run `calls`; returns True when the user interrupted the round."""
-    interrupted = False
-    for index, call in enumerate(calls):
-        if agent.cancel_event.is_set():
-            interrupted = True
-        if interrupted:
-            content = CANCELLED_RESULT
+class _Round:
+    def __init__(self, agent: Agent, calls: list[ToolCall], guard: GuardrailController | None):
+        self.agent = agent
+        self.calls = calls
+        self.guard = guard
+        self.outcome = RoundOutcome()
+        self.recorded = 0
+
+    @property
+    def stopped(self) -> bool:
+        return self.outcome.interrupted or self.outcome.halt is not None
+
+    def check_interrupt(self) -> None:
+        if self.agent.cancel_event.is_set():
+            self.outcome.interrupted = True
+
+    def spec(self, name: str) -> ToolSpec | None:
+        if name not in self.agent.enabled_tools:
+            return None
+        return self.agent.registry.get(name)
+
+    def planning_cwd(self) -> str:
+        """Where relative paths point: the environment's directory once one is attached
+        (that is what the file tools resolve against), else the session's cwd."""
+        environment = self.agent.tool_context.environment
+        if environment is not None:
+            try:
+                return environment.cwd
+            except Exception:  # an unreachable remote: plan with the session's cwd
+                log.debug("environment cwd unavailable", exc_info=True)
+        return self.agent.options.cwd
+
+    # ---- running --------------------------------------------------------------------------
+
+    def run(self) -> RoundOutcome:
+        segments = plan_tool_batch(self.calls, self.planning_cwd(), self.spec)
+        for kind, members in segments:
+            if kind == PARALLEL and not self.stopped:
+                self.run_parallel(members)
+            else:
+                for call in members:
+                    self.run_sequential(call)
+        return self.outcome
+
+    def run_sequential(self, call: ToolCall) -> None:
+        self.check_interrupt()
+        if self.stopped:
+            self.record(call, None)
+            return
+        try:
+            result = _run_one(self.agent, call)
+        except Exception as exc:  # a surface callback failed: the call still gets a result
+            result = self._failed(call, exc)
+        self.check_interrupt()
+        self.record(call, result)
+
+    def run_parallel(self, members: list[ToolCall]) -> None:
+        futures: list[Future[ToolResult | None] | None] = []
+        workers = min(MAX_PARALLEL_WORKERS, len(members))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="herald-tool") as pool:
+            for call in members:
+                if self.agent.cancel_event.is_set():
+                    futures.append(None)
+                    continue
+                context = contextvars.copy_context()  # one per worker: a context runs in one thread
+                futures.append(pool.submit(context.run, self._worker, call))
+            results = [self._collect(call, f) for call, f in zip(members, futures, strict=True)]
+        self.check_interrupt()
+        for call, result in zip(members, results, strict=True):
+            self.record(call, result)
+
+    def _worker(self, call: ToolCall) -> ToolResult | None:
+        if self.agent.cancel_event.is_set():
+            return None  # the interrupt came before this worker started
+        return _run_one(self.agent, call)
+
+    @staticmethod
+    def _collect(call: ToolCall, future: Future[ToolResult | None] | None) -> ToolResult | None:
+        if future is None:
+            return None
+        try:
+            return future.result()
+        except Exception as exc:  # a callback or the pool failed: the call still gets a result
+            return _Round._failed(call, exc)
+
+    @staticmethod
+    def _failed(call: ToolCall, exc: Exception) -> ToolResult:
+        log.error("tool call %s failed outside its handler", call.name, exc_info=exc)
+        return ToolResult(
+            sanitize_error(f"{call.name} could not run: {type(exc).__name__}: {exc}"), True
+        )
+
+    # ---- recording ------------------------------------------------------------------------
+
+    def record(self, call: ToolCall, result: ToolResult | None) -> None:
+        """Persist the call's result; None means the call never ran."""
+        notes: list[str] = []
+        if result is None:
+            content = (
+                GUARDRAIL_SKIPPED_RESULT
+                if self.outcome.halt is not None and not self.outcome.interrupted
+                else CANCELLED_RESULT
+            )
         else:
-            content = _run_one(agent, call).content
-            if agent.cancel_event.is_set():
-                interrupted = True
-        message: dict[str, Any] = tool_result_message(call.id, call.name, content)
+            content = result.content
+            notes = self._observe(call, result)
+        self.recorded += 1
+        is_last = self.recorded == len(self.calls)
         api_content = None
-        if index == len(calls) - 1 and not interrupted:
-            steer = agent.steer_queue.drain()
+        for note in notes:
+            api_content = attach_guardrail(api_content or content, note)
+        if is_last and not self.stopped:
+            steer = self.agent.steer_queue.drain()
             if steer:
-                api_content = attach_steer(content, steer)
-        agent.transcript.append(message, api_content=api_content)
-    return interrupted
+                api_content = attach_steer(api_content or content, steer)
+        message: dict[str, Any] = tool_result_message(call.id, call.name, content)
+        self.agent.transcript.append(message, api_content=api_content)
+
+    def _observe(self, call: ToolCall, result: ToolResult) -> list[str]:
+        if self.guard is None or self.outcome.halt is not None:
+            return []
+        spec = self.spec(call.name)
+        decision = self.guard.observe(
+            call.name,
+            call.arguments,
+            result.content,
+            is_error=result.is_error,
+            read_only=spec is not None and spec.read_only,
+        )
+        if decision.action == "ok" or decision.message is None:
+            return []
+        level = logging.WARNING if decision.halt else logging.INFO
+        log.log(level, "guardrail %s on %s: %s", decision.action, call.name, decision.message)
+        if decision.halt:
+            self.outcome.halt = decision
+        return [decision.message]
+
+
+def run_tool_round(
+    agent: Agent, calls: list[ToolCall], guard: GuardrailController | None = None
+) -> RoundOutcome:
+    """Run `calls` and persist one result for each, in call order."""
+    return _Round(agent, calls, guard).run()

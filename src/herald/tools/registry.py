@@ -5,23 +5,51 @@ surface asks for it by name (toolsets, built on top of this, decide which).
 Every result handed back to the engine is a string (JSON for structured
 results) and every handler failure becomes an error string, never an exception
 (DESIGN invariant 11).
+
+`register()` options that steer how the engine runs a tool:
+
+- ``parallel_safe``: calls may run concurrently with other parallel-safe calls
+  of the same assistant message (see `herald.tools.planner`).
+- ``path_scope``: which argument names a path and whether the tool reads or
+  writes it, as ``"<mode>:<argument>"`` with mode ``read`` or ``write``; several
+  are joined by commas (``"read:source,write:dest"``). The planner reserves the
+  canonical path so a writer never runs alongside another call on an
+  overlapping path. A missing argument means the working directory.
+- ``max_result_chars``: a longer result is saved to a file and the model gets a
+  preview (see `herald.tools.results`).
+- ``check_fn`` / ``requires_env``: availability; an unavailable tool never
+  reaches the model (see `herald.tools.toolsets`).
+
+`dispatch()` parses the arguments (invalid JSON is an error result asking for
+valid JSON), coerces them against the tool's schema (`herald.tools.coercion`),
+runs the ``pre_tool_call`` hooks (veto or rewrite), the handler, the spill
+step and the ``post_tool_call`` hooks.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from herald.tools.coercion import coerce_arguments
+from herald.tools.hooks import ToolHooks, Veto
+from herald.tools.results import limit_result
 
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.environments import Environment
     from herald.safety import ApprovalPrompt
 
+log = logging.getLogger(__name__)
+
 ToolHandler = Callable[[dict[str, Any], "ToolContext"], Any]
+PathMode = Literal["read", "write"]
 
 ERROR_PREFIX = "[TOOL_ERROR]"
 MAX_ERROR_CHARS = 2000
@@ -58,12 +86,34 @@ class ToolContext:
 
 
 @dataclass(frozen=True)
+class PathScope:
+    mode: PathMode
+    argument: str
+
+
+def parse_path_scope(text: str | None) -> tuple[PathScope, ...]:
+    """``"read:path"`` / ``"write:path"`` (comma-separated for several) as scopes."""
+    if not text:
+        return ()
+    scopes: list[PathScope] = []
+    for part in text.split(","):
+        mode, sep, argument = part.strip().partition(":")
+        if not sep or mode not in ("read", "write") or not argument.strip():
+            raise ValueError(
+                f"invalid path_scope {text!r}: use 'read:<argument>' or 'write:<argument>', "
+                "comma-separated for several"
+            )
+        scopes.append(PathScope(mode, argument.strip()))  # type: ignore[arg-type]
+    return tuple(scopes)
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     name: str
     toolset: str
     schema: dict[str, Any]  # {"name", "description", "parameters"}
     handler: ToolHandler
-    check_fn: Callable[[], bool] | None = None
+    check_fn: Callable[[ToolContext], bool] | None = None
     requires_env: tuple[str, ...] = ()
     parallel_safe: bool = False
     path_scope: str | None = None
@@ -71,14 +121,25 @@ class ToolSpec:
     # Rebuilds the tool's per-agent state from a resumed transcript.
     restore_fn: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None
 
+    @property
+    def path_scopes(self) -> tuple[PathScope, ...]:
+        return parse_path_scope(self.path_scope)
+
+    @property
+    def read_only(self) -> bool:
+        """Parallel-safe and writes no path: repeating it cannot make progress by itself."""
+        return self.parallel_safe and all(s.mode == "read" for s in self.path_scopes)
+
     def definition(self) -> dict[str, Any]:
-        """The OpenAI function-format definition sent to the model."""
+        """The OpenAI function-format definition sent to the model (a fresh copy, so a
+        caller editing it cannot change the tool's schema)."""
+        parameters = self.schema.get("parameters", {"type": "object", "properties": {}})
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.schema.get("description", ""),
-                "parameters": self.schema.get("parameters", {"type": "object", "properties": {}}),
+                "parameters": copy.deepcopy(parameters),
             },
         }
 
@@ -115,6 +176,7 @@ class ToolRegistry:
         self._tools: dict[str, ToolSpec] = {}
         self._lock = threading.Lock()
         self.generation = 0
+        self.hooks = ToolHooks()
 
     def register(
         self,
@@ -122,13 +184,16 @@ class ToolRegistry:
         toolset: str,
         schema: dict[str, Any],
         handler: ToolHandler,
-        check_fn: Callable[[], bool] | None = None,
+        check_fn: Callable[[ToolContext], bool] | None = None,
         requires_env: Iterable[str] = (),
         parallel_safe: bool = False,
         path_scope: str | None = None,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         restore_fn: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None,
     ) -> ToolSpec:
+        parse_path_scope(path_scope)  # a malformed scope is a bug in the tool module
+        if max_result_chars < 1:
+            raise ValueError(f"max_result_chars for {name!r} must be positive")
         spec = ToolSpec(
             name=name,
             toolset=toolset,
@@ -167,7 +232,29 @@ class ToolRegistry:
             if spec.restore_fn is not None:
                 spec.restore_fn(messages, ctx.state)
 
-    def dispatch(self, name: str, raw_arguments: str, ctx: ToolContext) -> ToolResult:
+    def toolsets(self) -> dict[str, list[str]]:
+        """Tool names by the toolset they registered with."""
+        out: dict[str, list[str]] = {}
+        for spec in sorted(self._tools.values(), key=lambda s: s.name):
+            out.setdefault(spec.toolset, []).append(spec.name)
+        return out
+
+    def add_hook(self, event: str, fn: Callable[..., Any]) -> None:
+        """Add a ``pre_tool_call`` or ``post_tool_call`` hook (see `herald.tools.hooks`)."""
+        self.hooks.add(event, fn)
+
+    def remove_hook(self, event: str, fn: Callable[..., Any]) -> None:
+        self.hooks.remove(event, fn)
+
+    def dispatch(
+        self,
+        name: str,
+        raw_arguments: str | dict[str, Any] | None,
+        ctx: ToolContext,
+        *,
+        run_hooks: bool = True,
+    ) -> ToolResult:
+        """Run one call; never raises. ``run_hooks=False`` for Herald's internal calls."""
         spec = self._tools.get(name)
         if spec is None:
             known = ", ".join(self.names()) or "none"
@@ -176,13 +263,41 @@ class ToolRegistry:
             args = parse_arguments(raw_arguments)
         except ToolArgumentError as exc:
             return ToolResult(sanitize_error(str(exc)), True)
+        args = coerce_arguments(args, spec.schema.get("parameters"))
+        if run_hooks:
+            try:
+                args = self.hooks.run_pre(name, args, ctx)
+            except Veto as veto:
+                result = ToolResult(sanitize_error(f"{name} was blocked: {veto.reason}"), True)
+                self.hooks.run_post(name, args, result, ctx)
+                return result
+        result = self._run_handler(spec, args, ctx)
+        if run_hooks:
+            self.hooks.run_post(name, args, result, ctx)
+        return result
+
+    def _run_handler(self, spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             value = spec.handler(args, ctx)
         except ToolArgumentError as exc:
             return ToolResult(sanitize_error(str(exc)), True)
         except Exception as exc:  # a tool bug must not end the turn
-            return ToolResult(sanitize_error(f"{name} failed: {type(exc).__name__}: {exc}"), True)
-        return ToolResult(to_result_text(value))
+            log.debug("tool %s raised", spec.name, exc_info=True)
+            return ToolResult(
+                sanitize_error(f"{spec.name} failed: {type(exc).__name__}: {exc}"), True
+            )
+        if isinstance(value, ToolResult):  # a handler may report its own error
+            if value.is_error:
+                body = value.content.removeprefix(ERROR_PREFIX)
+                return ToolResult(sanitize_error(body), True)
+            value = value.content
+        text = to_result_text(value)
+        home_root = ctx.home.root if ctx.home is not None else None
+        return ToolResult(
+            limit_result(
+                text, tool=spec.name, max_result_chars=spec.max_result_chars, home_root=home_root
+            )
+        )
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:

@@ -18,8 +18,8 @@ MAX_CONTENT_CHARS = 500
 
 SCHEMA: dict[str, Any] = {
     "description": (
-        "Track a multi-step task as a todo list. Send the whole list, or merge=true to "
-        "update items by id. Returns the current list."
+        "Your task list for multi-step work. Send the whole list, or merge=true to update "
+        "items by id. Returns the list."
     ),
     "parameters": {
         "type": "object",
@@ -33,7 +33,8 @@ SCHEMA: dict[str, Any] = {
                         "content": {"type": "string"},
                         "status": {"type": "string", "enum": list(STATUSES)},
                     },
-                    "required": ["id", "content", "status"],
+                    # No "required": with merge=true an update may carry only id + status;
+                    # the handler names whatever is missing.
                 },
             },
             "merge": {"type": "boolean", "description": "update by id instead of replacing"},
