@@ -1,0 +1,151 @@
+"""The `search_files` tool: regex search in file contents, or a glob over file names.
+
+Runs ripgrep through the session's environment when it is installed there
+(checked once per environment); otherwise a Python walk on local environments
+and grep/find on remote ones (see `file_search`). Results are bounded (matches,
+characters per line, total characters) and say when they were cut.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from herald.tools.file_common import (
+    display_path,
+    require_environment,
+    resolve_path,
+    stat_existing,
+    str_arg,
+)
+from herald.tools.file_search import (
+    IGNORED_DIRS,
+    SearchError,
+    SearchOutcome,
+    grep_search,
+    python_search,
+    rg_available,
+    rg_search,
+)
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+
+MAX_MATCHES = 200
+MAX_FILES = 500
+MAX_OUTPUT_CHARS = 30_000
+MODES = ("content", "files")
+
+SCHEMA: dict[str, Any] = {
+    "description": (
+        "Search files under path (default: working directory). mode=content (default): lines "
+        "matching a regex; mode=files: file names matching a glob (e.g. '*.py', "
+        "'src/**/test_*.py'). Skips .git, node_modules, .venv and binary files."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "regex (content) or glob (files)"},
+            "path": {"type": "string"},
+            "mode": {"type": "string", "enum": list(MODES)},
+            "glob": {"type": "string", "description": "content mode: only files matching this"},
+        },
+        "required": ["pattern"],
+    },
+}
+
+
+def _is_local(ctx: ToolContext) -> bool:
+    return getattr(ctx.environment, "name", "") == "local"
+
+
+def run_search(
+    ctx: ToolContext, root: str, mode: str, pattern: str, glob: str | None, *, engine: str = "auto"
+) -> SearchOutcome:
+    """Search with the best engine available (`engine` forces one: rg | python | grep)."""
+    env = require_environment(ctx)
+    limit = MAX_FILES if mode == "files" else MAX_MATCHES
+    if engine == "auto":
+        engine = "rg" if rg_available(env) else ("python" if _is_local(ctx) else "grep")
+    try:
+        if engine == "rg":
+            return rg_search(env, root, mode, pattern, glob, limit, ctx.cancel)
+        if engine == "grep":
+            return grep_search(env, root, mode, pattern, glob, limit, ctx.cancel)
+        return python_search(root, mode, pattern, glob, limit, ctx.cancel)
+    except SearchError as exc:
+        raise ToolArgumentError(str(exc)) from None
+
+
+def format_outcome(
+    ctx: ToolContext, outcome: SearchOutcome, mode: str, pattern: str, where: str
+) -> str:
+    env = require_environment(ctx)
+    rows: list[str] = []
+    used = 0
+    cut_for_size = False
+    items: list[str] = (
+        [display_path(env, f) for f in outcome.files]
+        if mode == "files"
+        else [f"{display_path(env, m.path)}:{m.line}: {m.text}" for m in outcome.matches]
+    )
+    for row in items:
+        if used + len(row) + 1 > MAX_OUTPUT_CHARS:
+            cut_for_size = True
+            break
+        rows.append(row)
+        used += len(row) + 1
+    if not rows:
+        what = "files named" if mode == "files" else "lines matching"
+        return f"No {what} {pattern!r} under {where}." + "".join(f"\n[{n}]" for n in outcome.notes)
+    if mode == "files":
+        summary = f"{len(rows)} file{'s' * (len(rows) != 1)}"
+    else:
+        files = len({m.path for m in outcome.matches[: len(rows)]})
+        summary = f"{len(rows)} match{'es' * (len(rows) != 1)} in {files} file{'s' * (files != 1)}"
+    notes = list(outcome.notes)
+    if outcome.truncated or cut_for_size:
+        notes.insert(
+            0,
+            f"results cut at {summary}; more exist: narrow the pattern or path"
+            + (", or add glob" if mode == "content" else ""),
+        )
+    return "\n".join([*rows, *(f"[{n}]" for n in notes)])
+
+
+def handle_search_files(args: dict[str, Any], ctx: ToolContext) -> str:
+    env = require_environment(ctx)
+    pattern = str_arg(args, "pattern") or ""
+    if not pattern.strip():
+        raise ToolArgumentError("pattern must not be empty")
+    mode = str_arg(args, "mode", required=False) or "content"
+    if mode not in MODES:
+        raise ToolArgumentError(f"mode must be 'content' or 'files', got {mode!r}")
+    glob = str_arg(args, "glob", required=False) or None
+    raw_path = (str_arg(args, "path", required=False) or "").strip()
+    root = resolve_path(env, raw_path) if raw_path else env.cwd
+    where = raw_path or "the working directory"
+    stat_existing(env, root, where)
+    outcome = run_search(ctx, root, mode, pattern, glob)
+    return format_outcome(ctx, outcome, mode, pattern, where)
+
+
+def register(target: ToolRegistry = registry) -> None:
+    target.register(
+        "search_files",
+        "file",
+        SCHEMA,
+        handle_search_files,
+        parallel_safe=True,
+        path_scope="read:path",
+        max_result_chars=MAX_OUTPUT_CHARS + 2_000,
+    )
+
+
+register()
+
+__all__ = [
+    "IGNORED_DIRS",
+    "MAX_FILES",
+    "MAX_MATCHES",
+    "handle_search_files",
+    "register",
+    "run_search",
+]

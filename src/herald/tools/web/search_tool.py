@@ -1,0 +1,64 @@
+"""The `web_search` tool: one query to the configured backend, hits as JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from herald.tools.registry import ToolArgumentError, ToolContext
+from herald.tools.web.backends import BackendChoice, WebSearchError, choose_backend
+from herald.tools.web.common import UNTRUSTED_NOTE, scrub, web_config
+
+MAX_QUERY_CHARS = 400
+
+SCHEMA: dict[str, Any] = {
+    "description": (
+        "Search the web. Returns title, url and snippet per hit; read a page with web_extract."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+    },
+}
+
+
+def backend_for(ctx: ToolContext) -> BackendChoice:
+    """The backend this agent's config and secrets select."""
+    return choose_backend(web_config(ctx), ctx.secrets)
+
+
+def web_search_available(ctx: ToolContext) -> bool:
+    """check_fn: web_search is offered only when a backend is usable for this profile."""
+    return backend_for(ctx).backend is not None
+
+
+def handle_web_search(args: dict[str, Any], ctx: ToolContext) -> str:
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise ToolArgumentError("query must be a non-empty string")
+    query = " ".join(query.split())
+    if len(query) > MAX_QUERY_CHARS:
+        raise ToolArgumentError(f"query is too long (max {MAX_QUERY_CHARS} characters)")
+    choice = backend_for(ctx)
+    if choice.backend is None:
+        raise ToolArgumentError(f"web search is not available: {choice.reason}")
+    try:
+        hits = choice.backend.search(query, max_results=web_config(ctx).max_results)
+    except WebSearchError as exc:
+        raise ToolArgumentError(f"web search failed: {exc}") from None
+    payload = {
+        "query": query,
+        "note": UNTRUSTED_NOTE,
+        "results": [
+            {
+                "title": scrub(h.title, ctx),
+                "url": scrub(h.url, ctx),
+                "snippet": scrub(h.snippet, ctx),
+            }
+            for h in hits
+        ],
+    }
+    if not hits:
+        payload["note"] = "no results; try other words"
+    return json.dumps(payload, ensure_ascii=False)

@@ -1,0 +1,193 @@
+"""web_extract against pages served on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from test_web_support import LocalHTTPServer, Recorded
+
+from herald.config import HeraldConfig, Secrets
+from herald.config.schema_web import WebConfig
+from herald.tools.registry import ERROR_PREFIX, ToolContext, ToolRegistry
+from herald.tools.web import register as register_web
+
+ARTICLE = """<!doctype html>
+<html><head><title>Release notes</title><style>body { color: red }</style>
+<script>document.write("tracking")</script></head>
+<body>
+<header><nav><a href="/">Home</a> | <a href="/blog">Blog</a></nav></header>
+<main>
+  <h1>Herald 1.0</h1>
+  <p>Read the <a href="/docs/install">install guide</a> or the
+     <a href="https://other.example/faq">FAQ</a>.</p>
+  <h2>Changes</h2>
+  <ul><li>New <code>patch</code> tool</li><li>Faster search</li></ul>
+  <button>Subscribe</button>
+</main>
+<footer>Copyright footer text</footer>
+</body></html>
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[LocalHTTPServer]:
+    with LocalHTTPServer() as srv:
+        srv.route("/article", body=ARTICLE, content_type="text/html; charset=utf-8")
+        yield srv
+
+
+@pytest.fixture
+def reg() -> ToolRegistry:
+    r = ToolRegistry()
+    register_web(r)
+    return r
+
+
+def make_ctx(secrets: dict[str, str] | None = None, **web: Any) -> ToolContext:
+    web.setdefault("allow_private_networks", True)  # the test server is on loopback
+    return ToolContext(
+        config=HeraldConfig(web=WebConfig(**web)), secrets=Secrets(environ=secrets or {})
+    )
+
+
+def extract(reg: ToolRegistry, ctx: ToolContext, url: str) -> tuple[bool, str]:
+    result = reg.dispatch("web_extract", json.dumps({"url": url}), ctx)
+    return result.is_error, result.content
+
+
+def test_html_becomes_markdown_with_headings_and_absolute_links(reg, server):
+    failed, out = extract(reg, make_ctx(), server.url + "/article")
+    assert not failed, out
+    lines = out.split("\n")
+    assert lines[0].startswith("[untrusted web content") and server.url + "/article" in lines[0]
+    assert lines[1] == "Title: Release notes"
+    assert "# Herald 1.0" in out and "## Changes" in out
+    assert f"[install guide]({server.url}/docs/install)" in out
+    assert "[FAQ](https://other.example/faq)" in out
+    assert "- New `patch` tool" in out
+    for chrome in ("tracking", "color: red", "Blog", "Copyright footer", "Subscribe"):
+        assert chrome not in out
+
+
+def test_charset_from_header_and_from_meta(reg, server):
+    server.route(
+        "/latin",
+        body="<p>café crème</p>".encode("latin-1"),
+        content_type="text/html; charset=ISO-8859-1",
+    )
+    server.route(
+        "/meta",
+        body='<html><head><meta charset="windows-1252"></head><body><p>naïve “quotes”</p></body></html>'.encode(
+            "cp1252"
+        ),
+        content_type="text/html",
+    )
+    server.route("/plain", body="Grüße".encode("utf-16"), content_type="text/plain")
+    assert "café crème" in extract(reg, make_ctx(), server.url + "/latin")[1]
+    assert "naïve “quotes”" in extract(reg, make_ctx(), server.url + "/meta")[1]
+    assert "Grüße" in extract(reg, make_ctx(), server.url + "/plain")[1]
+
+
+def test_text_and_json_pass_through(reg, server):
+    server.route("/data.json", body='{"a": [1, 2]}', content_type="application/json")
+    server.route("/notes.txt", body="# not a heading\n<b>raw</b>", content_type="text/plain")
+    out = extract(reg, make_ctx(), server.url + "/data.json")[1]
+    assert out.endswith('{"a": [1, 2]}')
+    text = extract(reg, make_ctx(), server.url + "/notes.txt")[1]
+    assert text.endswith("# not a heading\n<b>raw</b>")
+
+
+def test_download_size_cap(reg, server):
+    server.route("/huge", body="word " * 200_000, content_type="text/plain")
+    failed, out = extract(reg, make_ctx(extract_max_bytes=4096), server.url + "/huge")
+    assert not failed and "download stopped at 4,096 bytes" in out
+    assert len(out) < 6000
+
+
+def test_output_character_cap(reg, server):
+    body = "".join(f"<p>paragraph {i} with some words</p>" for i in range(2000))
+    server.route("/long", body=body, content_type="text/html")
+    failed, out = extract(reg, make_ctx(extract_max_chars=2000), server.url + "/long")
+    assert not failed and "[text cut at" in out and len(out) < 2600
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://example.com/file", "file:///tmp/x.txt", "example.com/page", "javascript:alert(1)"],
+)
+def test_non_http_urls_are_refused(reg, url):
+    failed, out = extract(reg, make_ctx(), url)
+    assert failed and "only http and https" in out
+
+
+def test_redirects_followed_within_the_limit(reg, server):
+    server.route("/old", status=301, location="/article")
+    failed, out = extract(reg, make_ctx(), server.url + "/old")
+    assert not failed and "redirected from" in out and "# Herald 1.0" in out
+
+
+def test_redirect_limit(reg, server):
+    def hop(request: Recorded) -> tuple[int, dict[str, str], bytes]:
+        n = int(request.path.rsplit("/", 1)[-1])
+        return 302, {"Location": f"/loop/{n + 1}"}, b""
+
+    for n in range(10):
+        server.routes[f"/loop/{n}"] = hop
+    failed, out = extract(reg, make_ctx(max_redirects=3), server.url + "/loop/0")
+    assert failed and "too many redirects (more than 3)" in out
+    assert len([r for r in server.requests if r.path.startswith("/loop/")]) == 4
+
+
+def test_redirect_to_another_scheme_is_refused(reg, server):
+    server.route("/sneaky", status=302, location="file:///etc/hostname")
+    failed, out = extract(reg, make_ctx(), server.url + "/sneaky")
+    assert failed and "only http and https" in out
+
+
+def test_http_errors_are_error_results(reg, server):
+    failed, out = extract(reg, make_ctx(), server.url + "/missing")
+    assert failed and out.startswith(ERROR_PREFIX) and "HTTP 404" in out and "does not exist" in out
+    server.route("/boom", status=500, body="oops")
+    assert "HTTP 500" in extract(reg, make_ctx(), server.url + "/boom")[1]
+
+
+def test_binary_content_is_refused(reg, server):
+    server.route("/img", body=b"\x89PNG\r\n\x1a\n\x00\x00", content_type="image/png")
+    failed, out = extract(reg, make_ctx(), server.url + "/img")
+    assert failed and "image/png" in out
+
+
+def test_private_addresses_refused_by_default(reg, server):
+    failed, out = extract(reg, make_ctx(allow_private_networks=False), server.url + "/article")
+    assert failed and "127.0.0.1" in out and "web.allow_private_networks" in out
+    assert server.requests == []
+
+
+def test_secrets_in_pages_are_masked(reg, server):
+    secret = "brave-live-secret-987654"
+    server.route(
+        "/leak",
+        body=f"<p>token {secret} and sk-proj-abcdefghij0123456789klmnop</p>",
+        content_type="text/html",
+    )
+    out = extract(reg, make_ctx({"BRAVE_API_KEY": secret}), server.url + "/leak")[1]
+    assert secret not in out and "abcdefghij0123456789" not in out and "[REDACTED]" in out
+
+
+def test_page_without_text_says_so(reg, server):
+    server.route(
+        "/spa",
+        body="<html><body><div id=app></div><script>x()</script></body></html>",
+        content_type="text/html",
+    )
+    out = extract(reg, make_ctx(), server.url + "/spa")[1]
+    assert "no readable text" in out and "JavaScript" in out
+
+
+def test_registered_parallel_safe_in_web_toolset(reg):
+    spec = reg.get("web_extract")
+    assert spec is not None and spec.parallel_safe and spec.toolset == "web"
+    assert spec.check_fn is None and spec.requires_env == ()
