@@ -60,6 +60,10 @@ def make_agent(tmp_path: Path, fake_llm: FakeLLMServer):
         )
         store = StateStore(settings.home.state_db)
         opened.append(store)
+        if "cwd" not in options:  # tools act in a scratch directory, never in the repo
+            workdir = tmp_path / "work"
+            workdir.mkdir(exist_ok=True)
+            options["cwd"] = str(workdir)
         agent = Agent.from_settings(
             settings,
             store,

@@ -92,3 +92,19 @@ def test_profile_flag_uses_a_separate_home(herald_home, fake_llm, run_cli):
     assert proc.returncode == 0, proc.stderr
     assert (herald_home / "profiles" / "work" / "state.db").exists()
     assert not (herald_home / "state.db").exists()
+
+
+def test_without_a_terminal_dangerous_commands_are_denied(herald_home, fake_llm, tmp_path):
+    """No human to ask (stdin is not a TTY): the unattended default denies."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "victim.txt").write_text("keep me")
+    fake_llm.enqueue(Reply.tool_call("terminal", {"command": "rm -f victim.txt"}), Reply.text("ok"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "herald", "chat", "-q", "clean"],
+        capture_output=True, text=True, timeout=60, cwd=work, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (work / "victim.txt").read_text() == "keep me"
+    result = next(m for m in fake_llm.model_requests()[-1].messages if m["role"] == "tool")
+    assert "denied" in result["content"] or "no one" in result["content"].lower()

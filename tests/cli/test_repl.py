@@ -14,10 +14,18 @@ pexpect = pytest.importorskip("pexpect")
 
 
 @pytest.fixture
-def repl(herald_home):
+def workdir(tmp_path):
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def repl(herald_home, workdir):
     child = pexpect.spawn(
         sys.executable,
         ["-m", "herald"],
+        cwd=str(workdir),
         env={**os.environ, "TERM": "dumb", "PROMPT_TOOLKIT_NO_CPR": "1"},
         encoding="utf-8",
         timeout=20,
@@ -72,5 +80,39 @@ def test_stop_command_interrupts_the_running_turn(repl, fake_llm):
     repl.expect("yyyy")
     repl.sendline("/stop")
     repl.expect("interrupted during api call")
+    repl.sendline("/exit")
+    repl.expect(pexpect.EOF)
+
+
+def _tool_results(server):
+    return [m["content"] for m in server.model_requests()[-1].messages if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize(("answer", "kept"), [("d", True), ("o", False)])
+def test_dangerous_command_waits_for_approval(repl, fake_llm, workdir, answer, kept):
+    victim = workdir / "victim.txt"
+    victim.write_text("precious")
+    fake_llm.enqueue(Reply.tool_call("terminal", {"command": "rm -f victim.txt"}), Reply.text("all done"))
+    repl.sendline("clean up")
+    repl.expect("Herald wants to run: rm -f victim.txt")
+    repl.expect("answer")
+    repl.sendline(answer)
+    repl.expect("all done")
+    assert victim.exists() is kept
+    result = _tool_results(fake_llm)[-1]
+    assert ("denied" in result) is kept
+
+
+def test_compress_command(repl, fake_llm):
+    fake_llm.set_handler(
+        lambda req: Reply.text("## Goal\nx")
+        if req.system and req.system.startswith("You compress")
+        else Reply.text("short reply")
+    )
+    for i in range(4):
+        repl.sendline(f"message {i}")
+        repl.expect("short reply")
+    repl.sendline("/compress the plan")
+    repl.expect("compressed the conversation")
     repl.sendline("/exit")
     repl.expect(pexpect.EOF)

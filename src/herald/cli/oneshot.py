@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING
 
 from herald.cli.common import (
@@ -15,6 +16,7 @@ from herald.cli.common import (
     resolve_session_id,
     write_stdout,
 )
+from herald.cli.interaction import HumanChannel, install
 from herald.cli.turns import build_agent, run_turn_interruptibly
 
 if TYPE_CHECKING:
@@ -71,6 +73,11 @@ def run_oneshot(
             options=AgentOptions(source="cli", platform="cli", max_turns=max_turns),
             callbacks=_status_callbacks(),
         )
+        if sys.stdin.isatty():  # a person at the terminal can approve and answer
+            channel = HumanChannel(
+                lambda text: err_console().print(text, highlight=False), read_stdin=True
+            )
+            install(agent.tool_context, channel, approval_timeout=settings.config.approvals.timeout_seconds)
         try:
             result = run_turn_interruptibly(agent, query)
         finally:

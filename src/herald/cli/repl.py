@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from herald.cli.common import err_console
+from herald.cli.interaction import HumanChannel, install
 from herald.cli.turns import build_agent
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class Repl:
         self.store = store
         self.max_turns = max_turns
         self.console = err_console()
+        self.channel = HumanChannel(self._ask)
         self.agent = self._new_agent(resume)
         self.turn_thread: threading.Thread | None = None
         self.queued: list[str] = []
@@ -62,13 +64,22 @@ class Repl:
             on_tool_start=lambda name, _args: self._status(f"running {name}"),
             on_status=self._status,
         )
-        return build_agent(
+        agent = build_agent(
             self.settings,
             self.store,
             session_id=session_id,
             options=AgentOptions(source="cli", platform="cli", max_turns=self.max_turns),
             callbacks=callbacks,
         )
+        install(
+            agent.tool_context,
+            self.channel,
+            approval_timeout=self.settings.config.approvals.timeout_seconds,
+        )
+        return agent
+
+    def _ask(self, text: str) -> None:
+        self.console.print(text, style="bold yellow", highlight=False)
 
     @property
     def busy(self) -> bool:
@@ -126,6 +137,9 @@ class Repl:
     def handle_line(self, line: str) -> None:
         text = line.strip()
         if not text:
+            return
+        if self.channel.pending and text.lower() not in ("/stop", "/exit"):
+            self.channel.answer(text)  # the running turn asked a question
             return
         if text.startswith("/"):
             name, _, arg = text[1:].partition(" ")
@@ -266,6 +280,14 @@ def _cmd_usage(repl: Repl, _arg: str) -> None:
             repl.console.print(f"  {line}", highlight=False)
 
 
+def _cmd_compress(repl: Repl, arg: str) -> None:
+    if repl.agent.transcript is None:
+        repl._status("nothing to compress yet")
+        return
+    if not repl.agent.compress_now(focus=arg or None):
+        repl._status("nothing to compress: the conversation is already short")
+
+
 def _cmd_model(repl: Repl, arg: str) -> None:
     provider, model = repl.agent.client.identity()
     if not arg:
@@ -295,6 +317,7 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("steer", "/steer TEXT", "redirect the running turn", _cmd_steer, True),
         SlashCommand("stop", "/stop", "interrupt the running turn", _cmd_stop, while_busy=True),
         SlashCommand("usage", "/usage", "tokens, cache hits and cost so far", _cmd_usage, True),
+        SlashCommand("compress", "/compress [TOPIC]", "summarize older messages now", _cmd_compress),
         SlashCommand("model", "/model [NAME]", "show or switch the model", _cmd_model),
         SlashCommand("exit", "/exit", "leave Herald", _cmd_exit, while_busy=True),
     )

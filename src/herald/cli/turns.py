@@ -29,9 +29,11 @@ def build_agent(
     announce_local: bool = True,
 ) -> Agent:
     """An agent for this home, or a clean exit naming what to fix."""
-    from herald.config import MissingSecretError
+    from herald.config import ConfigError, MissingSecretError
+    from herald.context import UnknownContextEngineError
     from herald.engine import Agent
     from herald.providers import ModelClient, ProviderConfigError
+    from herald.tools import ToolsetError
 
     try:
         client = ModelClient(settings.config, settings.secrets, settings.home)
@@ -51,6 +53,8 @@ def build_agent(
         )
     except LookupError as exc:
         fail(str(exc).strip("'\""))
+    except (ConfigError, ToolsetError, UnknownContextEngineError) as exc:
+        fail(str(exc))
 
 
 def run_turn_interruptibly(agent: Agent, text: str) -> TurnResult:

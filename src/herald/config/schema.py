@@ -10,8 +10,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from herald.config.schema_context import ContextConfig
 from herald.config.schema_terminal import TerminalConfig
-from herald.config.schema_tools import ToolsetsConfig
+from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
 from herald.config.schema_web import WebConfig
 from herald.config.strict import StrictModel
 
@@ -114,8 +115,10 @@ class HeraldConfig(StrictModel):
     display: DisplayConfig = Field(default_factory=DisplayConfig)
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     toolsets: ToolsetsConfig = Field(default_factory=ToolsetsConfig)
+    guardrails: GuardrailsConfig = Field(default_factory=GuardrailsConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     web: WebConfig = Field(default_factory=WebConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -1,29 +1,104 @@
 """Tools (L2): the registry the engine dispatches through, and the tools the model can call.
 
-Importing this package registers the built-in tools on `registry`.
+Importing this package registers the built-in tools on `registry`. Toolsets
+decide which registered tools a surface exposes; the planner and the guardrail
+controller are the pure parts of a tool round the engine runs.
 """
 
-from herald.tools import todo as _todo  # noqa: F401  (self-registers)
+from herald.tools.coercion import coerce_arguments
+from herald.tools.definitions import (
+    DefinitionsCache,
+    ToolSelection,
+    definitions_cache,
+    select_tools,
+)
+from herald.tools.guardrails import (
+    GUARDRAIL_HEADER,
+    GuardrailController,
+    GuardrailDecision,
+    attach_guardrail,
+    is_unattended,
+    resolve_hard_stop,
+)
+from herald.tools.hooks import HOOK_EVENTS, ToolHooks
+from herald.tools.planner import PARALLEL, SEQUENTIAL, canonical_path, plan_tool_batch
 from herald.tools.registry import (
+    DEFAULT_MAX_RESULT_CHARS,
     ERROR_PREFIX,
+    MAX_ERROR_CHARS,
+    PathScope,
     ToolArgumentError,
     ToolContext,
     ToolRegistry,
     ToolResult,
     ToolSpec,
     parse_arguments,
+    parse_path_scope,
     registry,
     sanitize_error,
 )
+from herald.tools.results import limit_result
+from herald.tools.toolsets import (
+    BUILTIN_TOOLSETS,
+    DEFAULT_BUNDLE,
+    CheckCache,
+    Toolset,
+    ToolsetError,
+    available_tool_names,
+    is_available,
+    resolve_toolset,
+)
 
 __all__ = [
+    "BUILTIN_TOOLSETS",
+    "DEFAULT_BUNDLE",
+    "DEFAULT_MAX_RESULT_CHARS",
     "ERROR_PREFIX",
+    "GUARDRAIL_HEADER",
+    "HOOK_EVENTS",
+    "MAX_ERROR_CHARS",
+    "PARALLEL",
+    "SEQUENTIAL",
+    "CheckCache",
+    "DefinitionsCache",
+    "GuardrailController",
+    "GuardrailDecision",
+    "PathScope",
     "ToolArgumentError",
     "ToolContext",
+    "ToolHooks",
     "ToolRegistry",
     "ToolResult",
+    "ToolSelection",
     "ToolSpec",
+    "Toolset",
+    "ToolsetError",
+    "attach_guardrail",
+    "available_tool_names",
+    "canonical_path",
+    "coerce_arguments",
+    "definitions_cache",
+    "is_available",
+    "is_unattended",
+    "limit_result",
     "parse_arguments",
+    "parse_path_scope",
+    "plan_tool_batch",
     "registry",
+    "resolve_hard_stop",
+    "resolve_toolset",
     "sanitize_error",
+    "select_tools",
 ]
+
+# The built-in tools register themselves on import; imported last so each can use the
+# names above without a circular import.
+from herald.tools import (  # noqa: F401, I001
+    clarify as _clarify,
+    file_tools as _file_tools,
+    process as _process,
+    search_files as _search_files,
+    terminal as _terminal,
+    todo as _todo,
+    web as _web,
+)
