@@ -259,3 +259,29 @@ def test_engine_registry_and_optional_arguments():
 
     assert call_optional(Minimal(), "status", verbose=True) == {"ok": True}
     assert call_optional(Minimal(), "missing", default=7) == 7
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+def test_tiny_histories_have_nothing_to_compress(count):
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": "z" * 50_000, ROW_ID: i} for i in range(count)]
+    assert choose_boundaries(msgs, tail_budget_tokens=10, estimate=estimate_message_tokens) is None
+    assert engine(lambda m: sections_text()).compress(msgs) is msgs
+
+
+def test_forced_compression_shrinks_the_tail_when_everything_fits():
+    msgs = conversation(4, output_chars=200)[:-1]  # one request and four tool rounds
+    eng = engine(lambda m: sections_text())
+    assert choose_boundaries(msgs, tail_budget_tokens=eng.tail_budget, estimate=estimate_message_tokens) is None
+    forced = eng.compress(msgs, force=True)
+    assert len(forced) < len(msgs) and not transcript_problems(forced)
+    assert forced[-1] is msgs[-1]
+
+
+def test_compression_lands_well_under_the_threshold():
+    """The tail shrinks until the rebuilt history is predicted to fit with headroom, so
+    the next compression is not one request away."""
+    msgs = conversation(40, output_chars=6000)
+    eng = engine(lambda m: sections_text(), window=32_000)
+    out = eng.compress(msgs)
+    assert eng.estimate(out) < eng.threshold_tokens * 0.6
+    assert not transcript_problems(out)

@@ -1,12 +1,14 @@
 """`Agent`: one session, and `run_turn` — prologue, iterations, finalize.
 
-The stages live in their own modules (prologue here is short enough to
-inline; iteration.py, model_call.py, tool_round.py, intake.py). `interrupt()`
-and `steer()` are safe to call from any thread while a turn runs.
+The stages live in their own modules: session.py (create/resume, the frozen
+prompt), iteration.py (the loop), model_call.py (retries), intake.py,
+tool_round.py, pressure.py (compression) and usage.py. `interrupt()` and
+`steer()` are safe to call from any thread while a turn runs.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -14,27 +16,37 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from herald.config import HeraldConfig, HeraldHome
-from herald.context import PromptInputs, build_system_prompt, identity_of
+from herald.context import (
+    ContextEngine,
+    TokenAccountant,
+    call_optional,
+    create_engine,
+    resolve_context_window,
+)
+from herald.engine import session as session_stage
 from herald.engine.budget import IterationBudget
 from herald.engine.callbacks import TurnCallbacks
 from herald.engine.iteration import run_iterations
 from herald.engine.ports import TranscriptStore
-from herald.engine.repair import repair_transcript
+from herald.engine.pressure import compress_history, relieve_pressure
 from herald.engine.result import ExitReason, TurnResult
+from herald.engine.session import title_from
 from herald.engine.steer import SteerQueue
 from herald.engine.transcript import PersistenceError, Transcript
 from herald.engine.turn_state import TurnState
-from herald.providers import NormalizedResponse, Usage
-from herald.tools import ToolContext, ToolRegistry
+from herald.engine.usage import record_main_usage, store_usage
+from herald.providers import NormalizedResponse
+from herald.tools import DEFAULT_BUNDLE, ToolContext, ToolRegistry, ToolSelection, select_tools
 from herald.tools import registry as default_registry
 
 if TYPE_CHECKING:
-    from herald.config import Settings
-    from herald.providers import ModelClient
+    from herald.config import Secrets, Settings
+    from herald.environments import Environment
+    from herald.providers import AuxiliaryClient, ModelClient
 
 log = logging.getLogger(__name__)
 
-TITLE_CHARS = 60
+__all__ = ["Agent", "AgentOptions", "title_from"]
 
 
 @dataclass
@@ -42,14 +54,13 @@ class AgentOptions:
     source: str = "cli"  # recorded on the session (cli, api, telegram, cron, …)
     platform: str = "cli"  # shown to the model in the system prompt
     cwd: str = field(default_factory=os.getcwd)
-    enabled_tools: tuple[str, ...] = ("todo",)
+    # The toolset bundle the surface exposes (config toolsets.enabled/disabled apply).
+    toolset: str = DEFAULT_BUNDLE
+    # Explicit tool names instead of the bundle (tests, restricted sub-agents).
+    enabled_tools: tuple[str, ...] | None = None
     max_turns: int | None = None  # overrides config agent.max_turns
     parent_budget: IterationBudget | None = None
-
-
-def title_from(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
+    caller_system: str | None = None  # a system message the caller supplied (API clients)
 
 
 class Agent:
@@ -64,6 +75,7 @@ class Agent:
         session_id: str | None = None,
         options: AgentOptions | None = None,
         callbacks: TurnCallbacks | None = None,
+        secrets: Secrets | None = None,
     ):
         self.config = config
         self.home = home
@@ -74,17 +86,28 @@ class Agent:
         self.callbacks = callbacks or TurnCallbacks()
         self.cancel_event = threading.Event()
         self.steer_queue = SteerQueue()
-        self.enabled_tools = tuple(
-            n for n in self.options.enabled_tools if self.registry.get(n) is not None
-        )
+        self.secrets = secrets
         self.session_id: str | None = None
         self.system_prompt: str | None = None
         self.session_identity: tuple[str, str] = client.identity()
         self.transcript: Transcript | None = None
-        self.tool_context = ToolContext(cancel=self.cancel_event)
-        self._tool_defs: list[dict[str, Any]] | None = None
+        self.tool_context = ToolContext(
+            cancel=self.cancel_event,
+            home=home,
+            config=config,
+            secrets=secrets,
+            surface=self.options.source,
+        )
+        # Raises ToolsetError (naming the known toolsets) for an unknown toolset.
+        self.enabled_tools: tuple[str, ...] = self._select_tools().names
+        self._tools_chars: int | None = None
+        self.session_meta: dict[str, Any] = {}
+        self.accountant = TokenAccountant()
+        self.context_engine: ContextEngine = self._create_context_engine()
+        self._aux: AuxiliaryClient | None = None
+        self.tool_context.environment = self._create_environment()
         if session_id is not None:
-            self._resume(session_id)
+            session_stage.resume_session(self, session_id)
 
     @classmethod
     def from_settings(
@@ -109,6 +132,7 @@ class Agent:
             session_id=session_id,
             options=options,
             callbacks=callbacks,
+            secrets=settings.secrets,
         )
 
     # ---- controls, callable from other threads -------------------------------------------
@@ -134,10 +158,12 @@ class Agent:
 
     def _prologue(self, text: str) -> None:
         self.cancel_event.clear()  # per-turn flags start clean
-        self._ensure_session(text)
+        self._tools_chars = None
+        session_stage.ensure_session(self, text)
         assert self.transcript is not None
         self.transcript.start_turn()
         self.transcript.append({"role": "user", "content": text})
+        relieve_pressure(self)  # preflight: a resumed or grown session may be too big
 
     def _finalize(self, turn: TurnState) -> TurnResult:
         if turn.exit_reason == ExitReason.UNKNOWN:  # a bug: every path must name its exit
@@ -152,8 +178,9 @@ class Agent:
         if self.session_id is not None:
             try:
                 self.store.update_session(self.session_id, last_exit_reason=turn.exit_reason.value)
+                session_stage.save_meta(self)
             except Exception as exc:  # the store refused: sqlite error or StateError
-                log.error("could not record the exit reason: %s", exc)
+                log.error("could not record the end of the turn: %s", exc)
         added = list(self.transcript.added_this_turn) if self.transcript else []
         return TurnResult(
             final_text=turn.final_text,
@@ -166,87 +193,6 @@ class Agent:
             error=turn.error,
             leftover_steer=self.steer_queue.drain(),
         )
-
-    # ---- session and prompt ---------------------------------------------------------------
-
-    def _ensure_session(self, first_text: str) -> None:
-        if self.session_id is not None:
-            return
-        provider, model = self.client.identity()
-        try:
-            sid = self.store.create_session(
-                profile=self.home.profile_label,
-                source=self.options.source,
-                model=model,
-                provider=provider,
-                title=title_from(first_text),
-            )
-        except Exception as exc:  # the store refused: sqlite error or StateError
-            raise PersistenceError(f"could not create a session: {exc}") from exc
-        self.session_id = sid
-        self.tool_context.session_id = sid
-        self.transcript = Transcript(self.store, sid)
-        self._install_system_prompt(self._build_system_prompt())
-
-    def _resume(self, session_id: str) -> None:
-        session = self.store.get_session(session_id)
-        if session is None:
-            raise LookupError(f"no session {session_id!r}")
-        self.session_id = session.id
-        self.tool_context.session_id = session.id
-        self.transcript = Transcript(self.store, session.id)
-        stored = (
-            self.store.get_system_prompt(session.system_prompt_hash)
-            if session.system_prompt_hash
-            else None
-        )
-        if stored is None:
-            self._install_system_prompt(self._build_system_prompt())
-        else:
-            self.system_prompt = stored
-            provider, model = identity_of(stored)
-            self.session_identity = (provider or "", model or "")
-        report = repair_transcript(self.transcript.load())
-        if report.changed:
-            log.warning(
-                "repaired session %s: %d missing tool results, %d orphaned results",
-                session.id,
-                report.inserted,
-                report.dropped_orphans,
-            )
-        if report.tail_results:  # a crash between a tool call and its result
-            self.store.append_messages(session.id, report.tail_results)
-        self.transcript.messages = report.messages
-        self.registry.restore_state(report.messages, self.tool_context)
-
-    def _build_system_prompt(self) -> str:
-        provider, model = self.client.identity()
-        soul = None
-        try:
-            soul = self.home.soul_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            pass
-        return build_system_prompt(
-            PromptInputs(
-                model=model,
-                provider=provider,
-                cwd=self.options.cwd,
-                session_id=self.session_id or "",
-                platform=self.options.platform,
-                identity=soul,
-                tool_names=self.enabled_tools,
-            )
-        )
-
-    def _install_system_prompt(self, text: str) -> None:
-        assert self.session_id is not None
-        try:
-            prompt_hash = self.store.put_system_prompt(text)
-            self.store.update_session(self.session_id, system_prompt_hash=prompt_hash)
-        except Exception as exc:  # the store refused: sqlite error or StateError
-            raise PersistenceError(f"could not store the system prompt: {exc}") from exc
-        self.system_prompt = text
-        self.session_identity = self.client.identity()
 
     # ---- used by the stages ---------------------------------------------------------------
 
@@ -261,50 +207,48 @@ class Agent:
             active_identity=self.client.identity(),
         )
 
+    def _select_tools(self) -> ToolSelection:
+        return select_tools(
+            self.registry,
+            self.config,
+            bundle=self.options.toolset,
+            explicit=self.options.enabled_tools,
+            profile=self.home.profile_label,
+            secrets=self.secrets,
+        )
+
     def tool_definitions(self) -> list[dict[str, Any]] | None:
-        if self._tool_defs is None:
-            self._tool_defs = self.registry.definitions(self.enabled_tools)
-        return [dict(d) for d in self._tool_defs] or None
+        """The tools array for this turn (a copy the caller may change); also refreshes
+        `enabled_tools`, the names a tool call is checked against."""
+        selection = self._select_tools()
+        self.enabled_tools = selection.names
+        return selection.definitions or None
+
+    def tools_chars(self) -> int:
+        """Size of the tools array each request carries (for token estimates)."""
+        if self._tools_chars is None:
+            self._tools_chars = len(json.dumps(self.tool_definitions() or []))
+        return self._tools_chars
+
+    def relieve_pressure(self) -> bool:
+        return relieve_pressure(self)
 
     def try_compress_for_overflow(self) -> bool:
-        """Shrink the history after a context-overflow error. The foundation has no
-        context engine yet, so nothing can be reclaimed."""
-        return False
+        """The provider said the context overflowed: compress now, whatever the estimate."""
+        return compress_history(self, force=True)
+
+    def compress_now(self, focus: str | None = None) -> bool:
+        """`/compress [TOPIC]`: compress at the user's request, optionally focused."""
+        if self.transcript is None:
+            return False
+        changed = compress_history(self, focus=focus, force=True)
+        return changed
+
+    def save_session_meta(self) -> None:
+        session_stage.save_meta(self)
 
     def record_usage(self, turn: TurnState, response: NormalizedResponse, *, duration_ms: int) -> None:
-        from herald.providers import estimate_cost
-
-        usage = response.usage or Usage()
-        turn.usage = turn.usage + usage
-        provider, model = self.client.identity()
-        cost = estimate_cost(provider, model, usage)
-        turn.add_cost(cost)
-        if self.session_id is None:
-            return
-        counters = {
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "cache_read_tokens": usage.cache_read_tokens,
-            "cache_write_tokens": usage.cache_write_tokens,
-            "reasoning_tokens": usage.reasoning_tokens,
-        }
-        try:
-            self.store.record_usage(
-                self.session_id,
-                provider=provider,
-                model=model,
-                api_mode=self.client.endpoint.api_mode,
-                kind="main",
-                cost_usd=cost or 0.0,
-                duration_ms=duration_ms,
-                finish_reason=response.finish_reason,
-                **counters,
-            )
-            self.store.add_session_usage(
-                self.session_id, api_calls=1, cost_usd=cost or 0.0, **counters
-            )
-        except Exception as exc:  # the store refused: sqlite error or StateError
-            raise PersistenceError(f"could not record usage: {exc}") from exc
+        record_main_usage(self, turn, response, duration_ms=duration_ms)
 
     def switch_model(self, client: ModelClient) -> None:
         """An explicit model switch: the one event besides compression that rebuilds
@@ -319,7 +263,69 @@ class Agent:
             self.store.update_session(self.session_id, model=model, provider=provider)
         except Exception as exc:  # the store refused: sqlite error or StateError
             raise PersistenceError(f"could not record the model switch: {exc}") from exc
-        self._install_system_prompt(self._build_system_prompt())
+        session_stage.install_system_prompt(self, session_stage.build_prompt(self))
+
+    # ---- construction helpers -------------------------------------------------------------
+
+    def _create_environment(self) -> Environment:
+        from herald.environments import create_environment
+
+        terminal = self.config.terminal
+        # The session's cwd applies to a local backend unless terminal.cwd pins one.
+        cwd = self.options.cwd if terminal.backend == "local" and not terminal.cwd else None
+        return create_environment(self.config, secrets=self.secrets, cwd=cwd)
+
+    def _create_context_engine(self) -> ContextEngine:
+        _provider, model = self.client.identity()
+        window = resolve_context_window(
+            model,
+            override=self.config.model.context_length,
+            default=self.config.context.default_context_window,
+            notify=self.callbacks.status,
+        )
+        return create_engine(
+            self.config.context.engine,
+            config=self.config.context,
+            context_window=window,
+            summarizer=self._summarize,
+        )
+
+    def _summarize(self, messages: list[dict[str, Any]]) -> str:
+        """The compressor's summarizer: the auxiliary model, usage recorded as a side job."""
+        import time
+
+        from herald.providers import AuxiliaryClient, estimate_cost
+
+        if self._aux is None:
+            self._aux = AuxiliaryClient(self.config, self.secrets, self.home)
+        cfg = self.config.context
+        started = time.monotonic()
+        response = self._aux.complete(
+            messages,
+            max_tokens=cfg.summary_max_tokens,
+            timeout=cfg.summary_timeout,
+            cancel=self.cancel_event,
+        )
+        if response.usage is not None:
+            endpoint = self._aux.endpoint
+            store_usage(
+                self,
+                response.usage,
+                provider=endpoint.provider,
+                model=endpoint.model,
+                api_mode=endpoint.api_mode,
+                kind="summary",
+                cost=estimate_cost(endpoint.provider, endpoint.model, response.usage),
+                duration_ms=int((time.monotonic() - started) * 1000),
+                finish_reason=response.finish_reason,
+            )
+        return response.text or ""
 
     def close(self) -> None:
         self.client.close()
+        if self._aux is not None:
+            self._aux.close()
+        environment = self.tool_context.environment
+        if environment is not None:
+            environment.close()
+        call_optional(self.context_engine, "on_session_end")

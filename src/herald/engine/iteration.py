@@ -10,13 +10,23 @@ from herald.engine.request import BUDGET_SUMMARY_REQUEST
 from herald.engine.result import ExitReason
 from herald.engine.tool_round import run_tool_round
 from herald.engine.turn_state import TurnState
+from herald.tools import GuardrailController, resolve_hard_stop
 
 if TYPE_CHECKING:
     from herald.engine.agent import Agent
 
 
+def new_guardrail_controller(agent: Agent) -> GuardrailController:
+    config = agent.config.guardrails
+    hard_stop = resolve_hard_stop(
+        config, agent.options.source, has_approver=agent.tool_context.approve is not None
+    )
+    return GuardrailController(config=config, hard_stop=hard_stop)
+
+
 def run_iterations(agent: Agent, turn: TurnState) -> None:
     tools = agent.tool_definitions()
+    guard = new_guardrail_controller(agent)  # counts are per turn
     while True:
         if agent.cancel_event.is_set():
             turn.end(ExitReason.INTERRUPTED_BY_USER)
@@ -24,6 +34,9 @@ def run_iterations(agent: Agent, turn: TurnState) -> None:
         if not turn.budget.try_consume():
             summarise_on_budget(agent, turn)
             return
+        # Pressure check before every request: after the prologue's check this is
+        # the check that follows each tool batch.
+        agent.relieve_pressure()
         outcome = call_model(agent, turn, agent.request_messages, tools)
         if outcome.response is None:
             turn.end(outcome.exit_reason or ExitReason.UNKNOWN, error=outcome.error)
@@ -34,8 +47,13 @@ def run_iterations(agent: Agent, turn: TurnState) -> None:
             turn.end(ExitReason.TEXT_RESPONSE, text=response.text or "")
             return
         turn.tool_iterations += 1
-        if run_tool_round(agent, response.tool_calls):
+        round_outcome = run_tool_round(agent, response.tool_calls, guard)
+        if round_outcome.interrupted:
             turn.end(ExitReason.INTERRUPTED_BY_USER)
+            return
+        if round_outcome.halt is not None:
+            agent.callbacks.status("stopped: the same tool calls kept failing or repeating")
+            turn.end(ExitReason.GUARDRAIL_HALT, error=round_outcome.halt.message)
             return
 
 

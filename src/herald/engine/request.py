@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from herald.context import rewrite_identity
+from herald.context import ROW_ID, rewrite_identity
 
 
 def assemble_messages(
@@ -20,7 +20,8 @@ def assemble_messages(
     if active_identity != session_identity:
         provider, model = active_identity
         prompt = rewrite_identity(system_prompt, provider=provider, model=model)
-    return [{"role": "system", "content": prompt}, *history]
+    body = [{k: v for k, v in m.items() if k != ROW_ID} for m in history]
+    return [{"role": "system", "content": prompt}, *body]
 
 
 BUDGET_SUMMARY_REQUEST = (

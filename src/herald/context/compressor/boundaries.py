@@ -58,6 +58,8 @@ def choose_boundaries(
         return None
     last_user = users[-1]
     head_end = _head_end(messages)
+    if len(messages) - head_end < MIN_MIDDLE_MESSAGES:
+        return None  # hardly anything after the head
 
     used, budget_start = 0, len(messages)
     for i in range(len(messages) - 1, head_end - 1, -1):
@@ -66,6 +68,7 @@ def choose_boundaries(
             break
         used += cost
         budget_start = i
+    budget_start = min(budget_start, len(messages) - 1)  # the newest message always stays
 
     move_last_user = False
     if budget_start <= last_user:

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 Summarizer = Callable[[list[dict[str, Any]]], str]
 CHARS_PER_TOKEN = 3.6
+TARGET_FRACTION = 0.6  # a compression aims at this share of the threshold
 
 
 @dataclass
@@ -86,7 +87,9 @@ class CompressorEngine(ContextEngine):
             if self.context_window >= cfg.large_window_tokens
             else cfg.threshold
         )
-        return max(1, int(self.context_window * fraction) - cfg.output_reserve_tokens)
+        # A small window cannot give up a fixed 8K to the answer: cap the reserve.
+        reserve = min(cfg.output_reserve_tokens, self.context_window // 8)
+        return max(1, int(self.context_window * fraction) - reserve)
 
     @property
     def tail_budget(self) -> int:
@@ -127,9 +130,7 @@ class CompressorEngine(ContextEngine):
         self, messages: list[dict[str, Any]], *, focus: str | None = None, force: bool = False
     ) -> list[dict[str, Any]]:
         before = self.estimate(messages)
-        bounds = choose_boundaries(
-            messages, tail_budget_tokens=self.tail_budget, estimate=self.estimate_message
-        )
+        bounds = self._choose_bounds(messages, force=force)
         if bounds is None:
             self.last_report = None
             return messages
@@ -158,6 +159,28 @@ class CompressorEngine(ContextEngine):
         after = self.estimate(rebuilt)
         self._after_compression(before, after, source)
         return rebuilt
+
+    def _choose_bounds(self, messages: list[dict[str, Any]], *, force: bool) -> Any:
+        """The largest tail whose rebuilt history is predicted to land under the
+        threshold; smaller tails are tried before giving up (forced compressions —
+        overflow, /compress — always find something to summarize if anything exists)."""
+        fallback = None
+        for budget in (self.tail_budget, self.tail_budget // 4, 0):
+            bounds = choose_boundaries(
+                messages, tail_budget_tokens=budget, estimate=self.estimate_message
+            )
+            if bounds is None:
+                continue
+            kept = messages[: bounds.head_end] + messages[bounds.tail_start :]
+            if bounds.move_last_user:
+                kept.append(messages[bounds.last_user])
+            predicted = self.estimate(kept) + self.config.summary_max_tokens
+            # Land well under the threshold so the session runs a while before the next
+            # compression (each one costs a summary call and the cached prefix).
+            if predicted < self.threshold_tokens * TARGET_FRACTION:
+                return bounds
+            fallback = bounds
+        return fallback if (force or fallback is not None) else None
 
     def prune_tool_results_only(
         self, messages: list[dict[str, Any]], prompt_tokens: int

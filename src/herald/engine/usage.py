@@ -1,0 +1,91 @@
+"""Recording what model calls cost: per-call usage rows, session counters, the turn's
+totals, and the token anchor the context engine measures from (invariant 6)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from herald.engine.transcript import PersistenceError
+from herald.providers import NormalizedResponse, Usage
+
+if TYPE_CHECKING:
+    from herald.engine.agent import Agent
+    from herald.engine.turn_state import TurnState
+
+
+def _counters(usage: Usage) -> dict[str, int]:
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+    }
+
+
+def store_usage(
+    agent: Agent,
+    usage: Usage,
+    *,
+    provider: str,
+    model: str,
+    api_mode: str,
+    kind: str,
+    cost: float | None,
+    duration_ms: int,
+    finish_reason: str | None,
+) -> None:
+    if agent.session_id is None:
+        return
+    counters = _counters(usage)
+    try:
+        agent.store.record_usage(
+            agent.session_id,
+            provider=provider,
+            model=model,
+            api_mode=api_mode,
+            kind=kind,
+            cost_usd=cost or 0.0,
+            duration_ms=duration_ms,
+            finish_reason=finish_reason,
+            **counters,
+        )
+        agent.store.add_session_usage(
+            agent.session_id,
+            api_calls=1 if kind == "main" else 0,
+            cost_usd=cost or 0.0,
+            **counters,
+        )
+    except Exception as exc:  # the store refused: sqlite error or StateError
+        raise PersistenceError(f"could not record usage: {exc}") from exc
+
+
+def record_main_usage(
+    agent: Agent, turn: TurnState, response: NormalizedResponse, *, duration_ms: int
+) -> None:
+    from herald.providers import estimate_cost
+
+    usage = response.usage or Usage()
+    turn.usage = turn.usage + usage
+    provider, model = agent.client.identity()
+    cost = estimate_cost(provider, model, usage)
+    turn.add_cost(cost)
+    agent.context_engine.update_from_response(usage)
+    if agent.transcript is not None:
+        # The reply is appended next: the anchor covers everything sent plus it.
+        agent.accountant.record(
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            message_count=len(agent.transcript.messages) + 1,
+        )
+    store_usage(
+        agent,
+        usage,
+        provider=provider,
+        model=model,
+        api_mode=agent.client.endpoint.api_mode,
+        kind="main",
+        cost=cost,
+        duration_ms=duration_ms,
+        finish_reason=response.finish_reason,
+    )
