@@ -106,6 +106,10 @@ class Agent:
         self.context_engine: ContextEngine = self._create_context_engine()
         self._aux: AuxiliaryClient | None = None
         self.tool_context.environment = self._create_environment()
+        if config.approvals.mode == "smart":  # the auxiliary model reviews risky commands first
+            from herald.tools.terminal_approval import JUDGE_KEY
+
+            self.tool_context.state[JUDGE_KEY] = self._judge
         if session_id is not None:
             session_stage.resume_session(self, session_id)
 
@@ -290,24 +294,38 @@ class Agent:
             summarizer=self._summarize,
         )
 
+    def _aux_client(self) -> AuxiliaryClient:
+        from herald.providers import AuxiliaryClient
+
+        if self._aux is None:
+            self._aux = AuxiliaryClient(self.config, self.secrets, self.home)
+        return self._aux
+
+    def _judge(self, prompt_text: str) -> str:
+        """Smart approvals: the auxiliary model's verdict on a flagged command (the prompt
+        already fences the command as untrusted data)."""
+        response = self._aux_client().complete(
+            [{"role": "user", "content": prompt_text}], max_tokens=300, timeout=60
+        )
+        return response.text or ""
+
     def _summarize(self, messages: list[dict[str, Any]]) -> str:
         """The compressor's summarizer: the auxiliary model, usage recorded as a side job."""
         import time
 
-        from herald.providers import AuxiliaryClient, estimate_cost
+        from herald.providers import estimate_cost
 
-        if self._aux is None:
-            self._aux = AuxiliaryClient(self.config, self.secrets, self.home)
+        aux = self._aux_client()
         cfg = self.config.context
         started = time.monotonic()
-        response = self._aux.complete(
+        response = aux.complete(
             messages,
             max_tokens=cfg.summary_max_tokens,
             timeout=cfg.summary_timeout,
             cancel=self.cancel_event,
         )
         if response.usage is not None:
-            endpoint = self._aux.endpoint
+            endpoint = aux.endpoint
             store_usage(
                 self,
                 response.usage,
