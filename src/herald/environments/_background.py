@@ -9,7 +9,7 @@ import select
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from herald.environments._output import OutputRing
 from herald.environments._streaming import READ_SIZE, TICK_S, MarkerFilter, shell_exit_code
@@ -65,14 +65,7 @@ class PipedBackgroundProcess(BackgroundProcess):
 
     def _read_loop(self) -> None:
         assert self._proc.stdout is not None
-        fd = self._proc.stdout.fileno()
-        while True:
-            try:
-                data = os.read(fd, READ_SIZE)
-            except OSError:
-                data = b""
-            if not data:
-                break
+        for data in _chunks(self._proc.stdout.fileno()):
             self._feed(data)
         if self._markers is not None:
             self._markers.flush()
@@ -87,14 +80,7 @@ class PipedBackgroundProcess(BackgroundProcess):
 
     def _drain_stderr(self) -> None:
         assert self._proc.stderr is not None
-        fd = self._proc.stderr.fileno()
-        while True:
-            try:
-                data = os.read(fd, READ_SIZE)
-            except OSError:
-                data = b""
-            if not data:
-                break
+        for data in _chunks(self._proc.stderr.fileno()):
             room = _MAX_DIAGNOSTICS - len(self._diagnostics)
             if room > 0:
                 self._diagnostics += data[:room]
@@ -184,3 +170,15 @@ class PipedBackgroundProcess(BackgroundProcess):
                     self._proc.stdin.close()
                 except OSError:
                     pass
+
+
+def _chunks(fd: int) -> Iterator[bytes]:
+    """What a pipe delivers until it closes (a read error counts as closed)."""
+    while True:
+        try:
+            data = os.read(fd, READ_SIZE)
+        except OSError:
+            return
+        if not data:
+            return
+        yield data

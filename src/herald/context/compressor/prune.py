@@ -10,6 +10,7 @@ written as a new row and the old one archived.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +32,11 @@ class PruneOutcome:
         return self.chars_before - self.chars_after
 
 
-def _calls_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+def parsed_tool_calls(
+    messages: list[dict[str, Any]],
+) -> Iterator[tuple[dict[str, Any], str, dict[str, Any]]]:
+    """Every tool call in `messages` as (call, tool name, arguments dict); arguments that
+    are not a JSON object come back as {}."""
     for msg in messages:
         for call in msg.get("tool_calls") or []:
             fn = call.get("function") or {}
@@ -40,11 +44,11 @@ def _calls_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, dict[st
                 args = json.loads(fn.get("arguments") or "{}")
             except (TypeError, json.JSONDecodeError):
                 args = {}
-            calls[call.get("id", "")] = (
-                fn.get("name", "?"),
-                args if isinstance(args, dict) else {},
-            )
-    return calls
+            yield call, fn.get("name", "?"), args if isinstance(args, dict) else {}
+
+
+def _calls_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
+    return {call.get("id", ""): (name, args) for call, name, args in parsed_tool_calls(messages)}
 
 
 def key_argument(args: dict[str, Any]) -> str:

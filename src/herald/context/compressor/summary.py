@@ -3,12 +3,11 @@ deterministic fallback, and section-by-section updates of an earlier summary."""
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from herald.context.compressor.boundaries import SUMMARY_MARK
-from herald.context.compressor.prune import key_argument
+from herald.context.compressor.prune import key_argument, parsed_tool_calls
 
 SECTIONS = (
     "Goal",
@@ -142,21 +141,13 @@ def fallback_sections(messages: list[dict[str, Any]], *, goal: str | None = None
         m.get("tool_call_id"): (m.get("content") or "") for m in messages if m.get("role") == "tool"
     }
     done, blocked, files = [], [], []
-    for msg in messages:
-        for call in msg.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except (TypeError, json.JSONDecodeError):
-                args = {}
-            args = args if isinstance(args, dict) else {}
-            key = key_argument(args)
-            outcome = results.get(call.get("id"), "")
-            line = f"{fn.get('name')}({key})"
-            (blocked if outcome.startswith("[TOOL_ERROR]") else done).append(line)
-            for field in ("path", "command", "workdir", "url"):
-                if isinstance(args.get(field), str):
-                    files.append(args[field][:120])
+    for call, name, args in parsed_tool_calls(messages):
+        outcome = results.get(call.get("id"), "")
+        line = f"{name}({key_argument(args)})"
+        (blocked if outcome.startswith("[TOOL_ERROR]") else done).append(line)
+        for field in ("path", "command", "workdir", "url"):
+            if isinstance(args.get(field), str):
+                files.append(args[field][:120])
     questions = [a for a in assistants if a.rstrip().endswith("?")]
     return {
         "Goal": (goal or (users[0] if users else "none"))[:500],
