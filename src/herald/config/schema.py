@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field
 
 from herald.config.schema_context import ContextConfig
+from herald.config.schema_memory import MemoryConfig
+from herald.config.schema_skills import CuratorConfig, LearningConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
 from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
 from herald.config.schema_web import WebConfig
@@ -119,6 +121,10 @@ class HeraldConfig(StrictModel):
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    curator: CuratorConfig = Field(default_factory=CuratorConfig)
+    learning: LearningConfig = Field(default_factory=LearningConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -97,6 +97,7 @@ class Agent:
             config=config,
             secrets=secrets,
             surface=self.options.source,
+            store=store,
         )
         # Raises ToolsetError (naming the known toolsets) for an unknown toolset.
         self.enabled_tools: tuple[str, ...] = self._select_tools().names

@@ -83,6 +83,8 @@ class ToolContext:
     # Ask the human a question (the clarify tool); None when no human is present.
     clarify: Callable[[str, list[str] | None], str | None] | None = None
     on_activity: Callable[[str], None] | None = None  # throttled progress of long tools
+    # The session store (a herald.state.StateStore) for tools that read history.
+    store: Any = None
 
 
 @dataclass(frozen=True)
