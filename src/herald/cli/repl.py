@@ -8,12 +8,12 @@ Ctrl-C twice at an empty prompt leaves. Replies stream as they arrive.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from herald.cli.common import err_console
 from herald.cli.interaction import HumanChannel, install
 from herald.cli.turns import build_agent
+from herald.engine.commands import commands_for, help_lines, parse_command
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -23,15 +23,6 @@ if TYPE_CHECKING:
     from herald.state import StateStore
 
 PROMPT = "› "
-
-
-@dataclass(frozen=True)
-class SlashCommand:
-    name: str
-    usage: str
-    help: str
-    handler: Callable[[Repl, str], None]
-    while_busy: bool = False
 
 
 class Repl:
@@ -141,9 +132,10 @@ class Repl:
         if self.channel.pending and text.lower() not in ("/stop", "/exit"):
             self.channel.answer(text)  # the running turn asked a question
             return
-        if text.startswith("/"):
-            name, _, arg = text[1:].partition(" ")
-            command = COMMANDS.get(name.lower())
+        parsed = parse_command(text)
+        if parsed is not None:
+            name, arg = parsed
+            command = COMMANDS.get(name)
             if command is None:
                 self.console.print(
                     f"unknown command /{name}; /help lists them", style="yellow", highlight=False
@@ -156,7 +148,7 @@ class Repl:
                     highlight=False,
                 )
                 return
-            command.handler(self, arg.strip())
+            HANDLERS[command.name](self, arg)
             return
         if self.busy:
             self.queued.append(text)
@@ -234,8 +226,8 @@ class Repl:
 
 
 def _cmd_help(repl: Repl, _arg: str) -> None:
-    for command in COMMANDS.values():
-        repl.console.print(f"  {command.usage:<16} {command.help}", highlight=False)
+    for line in help_lines("cli"):
+        repl.console.print(f"  {line}", highlight=False)
 
 
 def _cmd_exit(repl: Repl, _arg: str) -> None:
@@ -309,16 +301,15 @@ def _cmd_model(repl: Repl, arg: str) -> None:
     repl._status(f"now using {new_provider}:{new_model}")
 
 
-COMMANDS: dict[str, SlashCommand] = {
-    c.name: c
-    for c in (
-        SlashCommand("help", "/help", "list commands", _cmd_help, while_busy=True),
-        SlashCommand("new", "/new", "start a new session", _cmd_new),
-        SlashCommand("steer", "/steer TEXT", "redirect the running turn", _cmd_steer, True),
-        SlashCommand("stop", "/stop", "interrupt the running turn", _cmd_stop, while_busy=True),
-        SlashCommand("usage", "/usage", "tokens, cache hits and cost so far", _cmd_usage, True),
-        SlashCommand("compress", "/compress [TOPIC]", "summarize older messages now", _cmd_compress),
-        SlashCommand("model", "/model [NAME]", "show or switch the model", _cmd_model),
-        SlashCommand("exit", "/exit", "leave Herald", _cmd_exit, while_busy=True),
-    )
+HANDLERS: dict[str, Callable[[Repl, str], None]] = {
+    "help": _cmd_help,
+    "new": _cmd_new,
+    "steer": _cmd_steer,
+    "stop": _cmd_stop,
+    "usage": _cmd_usage,
+    "compress": _cmd_compress,
+    "model": _cmd_model,
+    "exit": _cmd_exit,
 }
+COMMANDS = {c.name: c for c in commands_for("cli")}
+assert set(HANDLERS) == set(COMMANDS), "every shared CLI command needs a handler"

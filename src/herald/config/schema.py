@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from herald.config.schema_context import ContextConfig
+from herald.config.schema_gateway import GatewayConfig
 from herald.config.schema_memory import MemoryConfig
 from herald.config.schema_skills import CuratorConfig, LearningConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
@@ -125,6 +126,7 @@ class HeraldConfig(StrictModel):
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
     curator: CuratorConfig = Field(default_factory=CuratorConfig)
     learning: LearningConfig = Field(default_factory=LearningConfig)
+    gateway: GatewayConfig = Field(default_factory=GatewayConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -1,0 +1,151 @@
+"""The gateway's contracts: what every platform's message becomes, what an adapter can
+do, and how adapters hand messages to the runner.
+
+Platform differences live behind `PlatformAdapter` capability queries (DESIGN: no
+if-platform chains). An adapter turns its platform's updates into `MessageEvent`s
+and calls `EventSink.dispatch`; the runner answers push platforms (Telegram) through
+`adapter.send`, while request/response platforms (the HTTP API, webhooks without a
+target) take the reply from the returned `DispatchResult`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+ChatType = Literal["private", "group", "channel"]
+
+
+@dataclass(frozen=True)
+class MessageEvent:
+    """One inbound message, normalized across platforms."""
+
+    platform: str  # adapter name: "telegram", "api", "webhook", …
+    chat_id: str
+    user_id: str
+    text: str
+    chat_type: ChatType = "private"
+    thread_id: str | None = None  # forum topic / thread, where the platform has them
+    message_id: str | None = None
+    reply_to: str | None = None  # the message this one answers
+    user_name: str | None = None
+    guild_id: str | None = None  # a server/workspace grouping chats, where it exists
+    media: tuple[str, ...] = ()  # short notes describing attachments ("photo 800x600", …)
+    session_hint: str | None = None  # an explicit session choice (API `user` field / header)
+    raw: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def is_command(self) -> bool:
+        return self.text.lstrip().startswith("/")
+
+
+@dataclass(frozen=True)
+class Button:
+    label: str
+    data: str  # opaque callback data the adapter hands back as a `/command` text
+
+
+@dataclass
+class SendResult:
+    ok: bool
+    message_ids: list[str] = field(default_factory=list)  # one per part sent
+    permanent_failure: bool = False  # chat gone, bot removed: never retry this target
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class StreamCallbacks:
+    """For request/response adapters that stream (the API's SSE)."""
+
+    on_text_delta: Callable[[str], None] | None = None
+
+
+@dataclass
+class DispatchResult:
+    status: Literal[
+        "replied",  # a turn ran; `text` is the reply
+        "command",  # a slash command answered; `text` is its output
+        "queued",  # busy: kept to run after the current turn
+        "steered",  # busy: delivered to the running turn
+        "interrupted",  # busy: the running turn was interrupted for this one
+        "ignored",  # unauthorized or empty; nothing said back
+        "pairing",  # an unknown user got a pairing code; `text` is the notice
+        "error",  # the turn failed; `text` is a short human sentence
+    ]
+    text: str = ""
+    session_id: str | None = None
+    exit_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class EventSink(Protocol):
+    """The runner, as adapters see it."""
+
+    async def dispatch(
+        self,
+        event: MessageEvent,
+        adapter: PlatformAdapter,
+        *,
+        stream: StreamCallbacks | None = None,
+    ) -> DispatchResult: ...
+
+
+class PlatformAdapter(ABC):
+    """One entrance. Capability queries, never `if platform == …` in the runner."""
+
+    name: str
+    push_replies: bool = True  # False: the caller takes the reply from dispatch()
+
+    @abstractmethod
+    async def connect(self, sink: EventSink) -> None:
+        """Start receiving (polling, HTTP server, …) and hand every message to `sink`."""
+
+    @abstractmethod
+    async def disconnect(self) -> None: ...
+
+    # ---- capabilities ---------------------------------------------------------------------
+
+    @abstractmethod
+    def max_message_length(self, chat_id: str) -> int:
+        """In the platform's own units (Telegram counts UTF-16 code units)."""
+
+    def measure(self, text: str) -> int:
+        """Length of `text` in the units `max_message_length` uses."""
+        return len(text)
+
+    def supports_edits(self) -> bool:
+        return False
+
+    def supports_buttons(self) -> bool:
+        return False
+
+    def supports_threads(self) -> bool:
+        return False
+
+    def markdown_flavour(self) -> str:
+        return "plain"  # plain | commonmark | telegram-html | …
+
+    # ---- output ---------------------------------------------------------------------------
+
+    @abstractmethod
+    async def send(
+        self,
+        chat_id: str,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        thread_id: str | None = None,
+        buttons: list[list[Button]] | None = None,
+    ) -> SendResult:
+        """Send one message that already fits `max_message_length` (the runner splits)."""
+
+    async def edit(self, chat_id: str, message_id: str, text: str) -> SendResult:
+        return SendResult(ok=False, error=f"{self.name} cannot edit messages")
+
+    async def typing(self, chat_id: str, thread_id: str | None = None) -> None:  # noqa: B027
+        """Show a typing indicator where the platform has one."""
+
+
+AsyncCallback = Callable[[], Awaitable[None]]
