@@ -43,6 +43,8 @@ PLATFORM_HINTS = {
     "webhook": "You are handling an automated webhook; no human is reading live.",
     "cron": "You are running a scheduled job; no human is reading live, so never ask "
     "questions — finish the job or report what blocked it.",
+    "review": "You are reviewing a finished conversation in the background; nobody is "
+    "waiting for you. Use the memory and skill tools, then stop.",
 }
 
 _LINE = {

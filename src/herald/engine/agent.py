@@ -30,6 +30,7 @@ from herald.engine.iteration import run_iterations
 from herald.engine.ports import TranscriptStore
 from herald.engine.pressure import compress_history, relieve_pressure
 from herald.engine.result import ExitReason, TurnResult
+from herald.engine.review import plan_review, spawn_review
 from herald.engine.session import title_from
 from herald.engine.steer import SteerQueue
 from herald.engine.transcript import PersistenceError, Transcript
@@ -61,6 +62,7 @@ class AgentOptions:
     max_turns: int | None = None  # overrides config agent.max_turns
     parent_budget: IterationBudget | None = None
     caller_system: str | None = None  # a system message the caller supplied (API clients)
+    parent_session_id: str | None = None  # lineage: the session this one was forked from
 
 
 class Agent:
@@ -106,6 +108,8 @@ class Agent:
         self.accountant = TokenAccountant()
         self.context_engine: ContextEngine = self._create_context_engine()
         self._aux: AuxiliaryClient | None = None
+        self.review_thread: threading.Thread | None = None  # the last background review
+        self._turn_text = ""
         self.tool_context.environment = self._create_environment()
         if config.approvals.mode == "smart":  # the auxiliary model reviews risky commands first
             from herald.tools.terminal_approval import JUDGE_KEY
@@ -164,6 +168,7 @@ class Agent:
     def _prologue(self, text: str) -> None:
         self.cancel_event.clear()  # per-turn flags start clean
         self._tools_chars = None
+        self._turn_text = text
         session_stage.ensure_session(self, text)
         assert self.transcript is not None
         self.transcript.start_turn()
@@ -180,12 +185,15 @@ class Agent:
             turn.tool_iterations,
         )
         session_id = self.session_id or ""
+        plan = plan_review(self, turn, self._turn_text) if self.session_id else None
         if self.session_id is not None:
             try:
                 self.store.update_session(self.session_id, last_exit_reason=turn.exit_reason.value)
                 session_stage.save_meta(self)
             except Exception as exc:  # the store refused: sqlite error or StateError
                 log.error("could not record the end of the turn: %s", exc)
+        if plan is not None:  # after the reply exists; the review runs on its own thread
+            self.review_thread = spawn_review(self, plan)
         added = list(self.transcript.added_this_turn) if self.transcript else []
         return TurnResult(
             final_text=turn.final_text,

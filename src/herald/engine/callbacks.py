@@ -13,6 +13,9 @@ class TurnCallbacks:
     on_tool_start: Callable[[str, str], None] | None = None  # tool name, raw arguments
     on_tool_end: Callable[[str, str, bool], None] | None = None  # name, result, is_error
     on_status: Callable[[str], None] | None = None  # retries, fallbacks, notices
+    # The background review changed memory or skills ("saved 1 memory, …"); called from
+    # the review thread after the turn has ended.
+    on_learning: Callable[[str], None] | None = None
 
     def status(self, message: str) -> None:
         if self.on_status is not None:

@@ -50,6 +50,7 @@ def ensure_session(agent: Agent, first_text: str) -> None:
             model=model,
             provider=provider,
             title=title_from(first_text),
+            parent_id=agent.options.parent_session_id,
         )
     except Exception as exc:  # the store refused: sqlite error or StateError
         raise PersistenceError(f"could not create a session: {exc}") from exc

@@ -30,6 +30,9 @@ def fake_model_config(server: Any, api: str = "openai", **model: Any) -> dict[st
         "model": base,
         # Tests must not sleep through real backoff delays.
         "agent": {"retry_base_delay": 0.0, "retry_max_delay": 0.0},
+        # The background review makes extra model calls; the tests of the learning loop
+        # switch it on themselves.
+        "learning": {"enabled": False},
     }
 
 
