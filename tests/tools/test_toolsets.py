@@ -77,14 +77,17 @@ def test_cli_bundle_is_core_then_file_terminal_web(reg):
 
 def test_webhook_bundle_has_no_side_effects_or_file_access(reg):
     tools = resolve_toolset(["herald-webhook"], reg)
-    assert set(tools) == {"todo", "clarify", "web_search", "web_extract"}
+    # No clarify either: nobody is there to answer a webhook turn's question.
+    assert set(tools) == {"todo", "web_search", "web_extract"}
 
 
 def test_core_is_in_every_surface_bundle(reg):
     core = set(resolve_toolset(["core"], reg))
-    assert core == {"todo", "clarify"}  # memory is listed but not registered yet
-    for bundle in ("herald-cli", "herald-api", "herald-webhook", "herald-cron"):
+    assert core == {"todo", "clarify"}  # memory is listed but not registered in this registry
+    for bundle in ("herald-cli", "herald-api", "herald-cron"):
         assert core <= set(resolve_toolset([bundle], reg))
+    # The webhook bundle gets only the side-effect-free part of core.
+    assert set(resolve_toolset(["herald-webhook"], reg)) & core == {"todo"}
 
 
 def test_registered_toolsets_exist_without_a_table_entry(reg):
@@ -114,7 +117,7 @@ def test_custom_toolsets_from_config(reg):
         custom={"reader": {"tools": ["read_file"], "includes": ["web"]}}, enabled=["reader"]
     )
     names = available_tool_names("herald-webhook", cfg, reg)
-    assert names == ["todo", "clarify", "web_search", "web_extract", "read_file"]
+    assert names == ["todo", "web_search", "web_extract", "read_file"]
     with pytest.raises(ToolsetError, match="built-in"):
         available_tool_names("core", config(custom={"file": {"tools": ["todo"]}}), reg)
 
@@ -122,7 +125,6 @@ def test_custom_toolsets_from_config(reg):
 def test_enabled_adds_and_disabled_removes(reg):
     assert resolve_toolset(["herald-webhook"], reg, enabled=["file"]) == [
         "todo",
-        "clarify",
         "web_search",
         "web_extract",
         "read_file",
@@ -267,3 +269,26 @@ def test_explicit_names_replace_the_bundle_but_disabled_still_applies(reg):
         reg, config(disabled=["todo"]), explicit=("todo", "terminal"), cache=cache
     )
     assert hidden.names == ("terminal",)
+
+
+def test_the_webhook_bundle_is_read_only_whatever_registers_in_core():
+    """Untrusted webhook turns get no tool that writes, asks a human or reads history."""
+    from herald.config import HeraldConfig
+    from herald.tools import available_tool_names, registry
+
+    names = set(available_tool_names("herald-webhook", HeraldConfig(), registry))
+    assert names and names <= {"todo", "skills_list", "skill_view", "web_search", "web_extract"}
+    cli = set(available_tool_names("herald-cli", HeraldConfig(), registry))
+    assert {"skill_manage", "terminal", "write_file", "clarify"} <= cli
+
+
+def test_the_offline_demo_model_gets_a_read_only_bundle():
+    from herald.config import HeraldConfig
+    from herald.tools import registry
+    from herald.tools.toolsets import bundle_for
+
+    assert bundle_for("herald-cli", "local") == "herald-local"
+    assert bundle_for("herald-cli", "openai") == "herald-cli"
+    names = set(available_tool_names("herald-local", HeraldConfig(), registry))
+    assert {"read_file", "search_files", "todo"} <= names
+    assert not names & {"terminal", "process", "write_file", "patch", "memory", "skill_manage"}

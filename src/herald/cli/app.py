@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from herald import __version__
-from herald.cli import config_cmd, sessions_cmd
+from herald.cli import config_cmd, sessions_cmd, skills_cmd
 from herald.cli.common import fail, load, open_store, resolve_session_id
 from herald.cli.doctor import doctor
 from herald.cli.setup_cmd import setup
@@ -27,6 +27,7 @@ app = typer.Typer(
 )
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(config_cmd.app, name="config")
+app.add_typer(skills_cmd.app, name="skills")
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 

@@ -17,7 +17,7 @@ from herald.cli.common import (
     write_stdout,
 )
 from herald.cli.interaction import HumanChannel, install
-from herald.cli.turns import build_agent, run_turn_interruptibly
+from herald.cli.turns import build_agent, expand_skill_command, run_turn_interruptibly
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -64,6 +64,7 @@ def run_oneshot(
 
     if not query.strip():
         fail("the query is empty: pass the text to send, e.g. herald chat -q \"Say hello\"")
+    query = expand_skill_command(settings, query, ()) or query
     with open_store(settings) as store:
         session_id = resolve_session_id(store, resume)
         agent = build_agent(

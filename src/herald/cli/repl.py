@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from herald.cli.common import err_console
 from herald.cli.interaction import HumanChannel, install
-from herald.cli.turns import build_agent
+from herald.cli.turns import build_agent, expand_skill_command
 from herald.engine.commands import commands_for, help_lines, parse_command
 
 if TYPE_CHECKING:
@@ -137,6 +137,10 @@ class Repl:
             name, arg = parsed
             command = COMMANDS.get(name)
             if command is None:
+                expanded = expand_skill_command(self.settings, text, tuple(COMMANDS))
+                if expanded is not None:
+                    self.handle_line(expanded)
+                    return
                 self.console.print(
                     f"unknown command /{name}; /help lists them", style="yellow", highlight=False
                 )

@@ -41,6 +41,10 @@ def build_agent(
         fail(str(exc))
     if announce_local and client.local_auto_selected:
         err_console().print(LOCAL_NOTICE, style="yellow", highlight=False)
+    if options is not None:
+        from herald.tools.toolsets import bundle_for
+
+        options.toolset = bundle_for(options.toolset, client.endpoint.provider)
     try:
         return Agent(
             config=settings.config,
@@ -84,3 +88,14 @@ def run_turn_interruptibly(agent: Agent, text: str) -> TurnResult:
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["result"]  # type: ignore[return-value]
+
+
+def expand_skill_command(settings: Settings, text: str, reserved: tuple[str, ...]) -> str | None:
+    """`/SKILL-NAME args` → the instruction to load that skill and do `args` (None when the
+    text is not a skill command)."""
+    from herald.skills import SkillLibrary
+
+    try:
+        return SkillLibrary(settings.home, settings.config).expand_slash(text, reserved=reserved)
+    except Exception:  # an unreadable skills folder: treat the text as ordinary input
+        return None

@@ -30,7 +30,7 @@ from herald.engine.iteration import run_iterations
 from herald.engine.ports import TranscriptStore
 from herald.engine.pressure import compress_history, relieve_pressure
 from herald.engine.result import ExitReason, TurnResult
-from herald.engine.review import plan_review, spawn_review
+from herald.engine.review import maybe_curate, plan_review, spawn_review
 from herald.engine.session import title_from
 from herald.engine.steer import SteerQueue
 from herald.engine.transcript import PersistenceError, Transcript
@@ -194,6 +194,8 @@ class Agent:
                 log.error("could not record the end of the turn: %s", exc)
         if plan is not None:  # after the reply exists; the review runs on its own thread
             self.review_thread = spawn_review(self, plan)
+        if turn.exit_reason is ExitReason.TEXT_RESPONSE:
+            maybe_curate(self)
         added = list(self.transcript.added_this_turn) if self.transcript else []
         return TurnResult(
             final_text=turn.final_text,

@@ -178,3 +178,22 @@ def spawn_review(agent: Agent, plan: ReviewPlan) -> threading.Thread:
     thread = threading.Thread(target=work, name="herald-review", daemon=True)
     thread.start()
     return thread
+
+
+def maybe_curate(agent: Agent) -> threading.Thread | None:
+    """The skills curator runs at idle moments, never as a daemon: after a turn, if its
+    interval has passed, on a background thread."""
+    if agent.options.source == "review":
+        return None
+    try:
+        from herald.skills import Curator, SkillLibrary
+
+        curator = Curator(SkillLibrary(agent.home, agent.config), agent.config, agent.home)
+        if not curator.due():
+            return None
+    except Exception as exc:  # curating is housekeeping; it never breaks a turn
+        log.warning("skills curator unavailable: %s", exc)
+        return None
+    thread = threading.Thread(target=curator.maybe_run, name="herald-curator", daemon=True)
+    thread.start()
+    return thread

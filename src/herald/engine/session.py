@@ -129,6 +129,13 @@ def build_prompt(agent: Agent) -> str:
     except (OSError, UnicodeDecodeError):
         pass
     cfg = agent.config.context
+    skills_index = ""
+    try:
+        from herald.skills import SkillLibrary
+
+        skills_index = SkillLibrary(agent.home, agent.config).index_text()
+    except Exception as exc:  # a broken skills folder must not stop a session
+        log.warning("skills index unavailable: %s", exc)
     files = discover_context_files(
         agent.options.cwd, names=list(cfg.context_files), max_chars=cfg.context_file_max_chars
     )
@@ -143,6 +150,7 @@ def build_prompt(agent: Agent) -> str:
             tool_names=agent.enabled_tools,
             caller_system=agent.options.caller_system,
             context_files=tuple(files),
+            skills_index=skills_index if "skill_view" in agent.enabled_tools else None,
         )
     )
 

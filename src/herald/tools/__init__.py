@@ -102,3 +102,4 @@ from herald.tools import (  # noqa: F401, I001
     todo as _todo,
     web as _web,
 )
+from herald.skills import tools as _skills_tools  # noqa: F401

@@ -60,7 +60,22 @@ _FULL = ("core", "file", "terminal", "web")
 BUILTIN_TOOLSETS: dict[str, Toolset] = {
     t.name: t
     for t in (
-        Toolset("core", "shared by every surface", ("todo", "clarify", "memory")),
+        Toolset(
+            "core",
+            "shared by every interactive surface",
+            (
+                "todo",
+                "clarify",
+                "memory",
+                "session_search",
+                "skills_list",
+                "skill_view",
+                "skill_manage",
+            ),
+        ),
+        # What even an untrusted webhook turn may use: nothing that writes, asks a human
+        # or reads the owner's history.
+        Toolset("core-readonly", "side-effect-free basics", ("todo", "skills_list", "skill_view")),
         Toolset("todo", "the session task list", ("todo",)),
         Toolset("clarify", "ask the user a question", ("clarify",)),
         Toolset(
@@ -87,11 +102,18 @@ BUILTIN_TOOLSETS: dict[str, Toolset] = {
         Toolset("herald-cli", "the interactive terminal", includes=_FULL),
         Toolset("herald-api", "the HTTP API", includes=_FULL),
         Toolset("herald-cron", "scheduled jobs", includes=_FULL),
+        # The offline demo model is too small to be trusted with writes or commands.
+        Toolset(
+            "herald-local",
+            "the offline demo model: reading only",
+            ("read_file", "search_files"),
+            includes=("core-readonly", "web-read"),
+        ),
         Toolset(
             "herald-webhook",
             "webhooks: read-only, no side effects",
             includes=(
-                "core",
+                "core-readonly",
                 "web-read",
             ),
         ),
@@ -313,3 +335,9 @@ def available_tool_names(
         if spec is not None and is_available(spec, secrets, cache, config) and name not in out:
             out.append(name)
     return out
+
+
+def bundle_for(surface_bundle: str, provider: str) -> str:
+    """The bundle a surface exposes for this provider: the tiny offline model gets the
+    read-only demo bundle whatever the surface."""
+    return "herald-local" if provider == "local" else surface_bundle

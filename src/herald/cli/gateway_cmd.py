@@ -1,0 +1,79 @@
+"""`herald gateway run|status|stop`: the long-running process serving the chat platforms
+(see herald.gateway.lifecycle)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Annotated
+
+import typer
+
+from herald.cli.common import fail, load, write_stdout
+
+app = typer.Typer(help="Run Herald on its chat platforms and HTTP API.", no_args_is_help=True)
+
+
+def _console_log() -> logging.Handler:
+    """A foreground gateway shows its own progress on stderr (redacted)."""
+    from herald.gateway.lifecycle import LOG_FORMAT, redacting_filter
+
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.INFO)
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.addFilter(redacting_filter())
+    logging.getLogger("herald.gateway").addHandler(handler)
+    return handler
+
+
+@app.command("run")
+def run(ctx: typer.Context) -> None:
+    """Serve in the foreground until SIGTERM / Ctrl-C (then drain and exit)."""
+    from herald.gateway.lifecycle import run_gateway
+
+    settings = load(ctx)
+    verbose = bool((ctx.find_root().obj or {}).get("verbose"))
+    handler = None if verbose else _console_log()
+    try:
+        code = run_gateway(settings)
+    finally:
+        if handler is not None:
+            logging.getLogger("herald.gateway").removeHandler(handler)
+    raise typer.Exit(code)
+
+
+@app.command("status")
+def status(ctx: typer.Context) -> None:
+    """Whether the gateway runs, since when, on which platforms."""
+    from herald.gateway.lifecycle import gateway_status
+
+    info = gateway_status(load(ctx).home)
+    if not info.running:
+        write_stdout(f"stopped{': ' + info.detail if info.detail else ''}\n")
+        raise typer.Exit(1)
+    since = (
+        datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M")
+        if info.started_at
+        else "-"
+    )
+    write_stdout(
+        f"{info.state} (pid {info.pid}) since {since}\n"
+        f"platforms: {', '.join(info.platforms) or 'none'}\n"
+        f"running turns: {info.running_turns}\n"
+    )
+
+
+@app.command("stop")
+def stop(
+    ctx: typer.Context,
+    timeout: Annotated[float, typer.Option(help="seconds to wait for the drain")] = 0.0,
+) -> None:
+    """Ask the running gateway to drain and exit (SIGTERM), and wait for it."""
+    from herald.gateway.lifecycle import stop_gateway
+
+    settings = load(ctx)
+    wait = timeout or settings.config.gateway.drain_seconds + 20
+    stopped, message = stop_gateway(settings.home, timeout=wait)
+    if not stopped:
+        fail(message, code=1)
+    write_stdout(message + "\n")

@@ -1,0 +1,148 @@
+"""The usage sidecar, ``skills/.usage.json``: per-skill counters (views, uses,
+patches), creation and last-activity times, the pinned flag and the curator
+state (active or stale), plus the time of the curator's last run.
+
+Every change is a locked read-modify-write followed by an atomic replace, so
+two processes sharing a home never lose each other's updates. A corrupt or
+missing file reads as empty (and is rewritten on the next change) rather than
+breaking the agent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from filelock import FileLock
+
+from herald.skills.files import LOCK_TIMEOUT_SECONDS, atomic_write
+
+log = logging.getLogger(__name__)
+
+USAGE_FILE = ".usage.json"
+FORMAT_VERSION = 1
+UsageEvent = Literal["view", "use", "patch", "create", "edit", "restore"]
+SkillState = Literal["active", "stale"]
+_COUNTERS = {"view": "views", "use": "uses", "patch": "patches"}
+
+
+@dataclass(frozen=True)
+class SkillUsage:
+    views: int = 0
+    uses: int = 0
+    patches: int = 0
+    created_at: float | None = None
+    last_activity: float | None = None
+    pinned: bool = False
+    state: SkillState = "active"
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> SkillUsage:
+        if not isinstance(raw, dict):
+            return cls()
+
+        def number(key: str) -> float | None:
+            value = raw.get(key)
+            return float(value) if isinstance(value, int | float) else None
+
+        state = raw.get("state")
+        return cls(
+            views=int(raw.get("views") or 0),
+            uses=int(raw.get("uses") or 0),
+            patches=int(raw.get("patches") or 0),
+            created_at=number("created_at"),
+            last_activity=number("last_activity"),
+            pinned=bool(raw.get("pinned", False)),
+            state="stale" if state == "stale" else "active",
+        )
+
+
+class UsageStore:
+    """Reads and updates one home's usage sidecar."""
+
+    def __init__(self, skills_dir: Path, clock: Callable[[], float] = time.time):
+        self.path = skills_dir / USAGE_FILE
+        self.clock = clock
+        self._lock = FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_SECONDS)
+
+    def read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return _empty()
+        except (OSError, ValueError) as exc:
+            log.warning("skill usage file %s is unreadable (%s); starting afresh", self.path, exc)
+            return _empty()
+        if not isinstance(data, dict) or not isinstance(data.get("skills"), dict):
+            return _empty()
+        data.setdefault("curator", {})
+        return data
+
+    @contextmanager
+    def _editing(self) -> Iterator[dict[str, Any]]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            data = self.read()
+            yield data
+            data["version"] = FORMAT_VERSION
+            atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+    def get(self, name: str) -> SkillUsage:
+        return SkillUsage.from_dict(self.read()["skills"].get(name))
+
+    def all(self) -> dict[str, SkillUsage]:
+        return {name: SkillUsage.from_dict(raw) for name, raw in self.read()["skills"].items()}
+
+    def record(self, name: str, event: UsageEvent) -> SkillUsage:
+        """Count `event` for `name`; any event is activity and makes a stale skill active."""
+        now = self.clock()
+        with self._editing() as data:
+            entry = data["skills"].setdefault(name, {})
+            counter = _COUNTERS.get(event)
+            if counter is not None:
+                entry[counter] = int(entry.get(counter) or 0) + 1
+            if event == "create":
+                entry["created_at"] = now
+            entry["last_activity"] = now
+            entry["state"] = "active"
+        return SkillUsage.from_dict(entry)
+
+    def set_pinned(self, name: str, pinned: bool) -> None:
+        with self._editing() as data:
+            data["skills"].setdefault(name, {})["pinned"] = pinned
+
+    def set_state(self, names: dict[str, SkillState]) -> None:
+        if not names:
+            return
+        with self._editing() as data:
+            for name, state in names.items():
+                data["skills"].setdefault(name, {})["state"] = state
+
+    def touch(self, names: list[str]) -> None:
+        """Mark `names` active as of now (restored skills get a fresh start)."""
+        if not names:
+            return
+        now = self.clock()
+        with self._editing() as data:
+            for name in names:
+                entry = data["skills"].setdefault(name, {})
+                entry["last_activity"] = now
+                entry["state"] = "active"
+
+    def last_curator_run(self) -> float | None:
+        value = self.read()["curator"].get("last_run")
+        return float(value) if isinstance(value, int | float) else None
+
+    def set_last_curator_run(self, when: float) -> None:
+        with self._editing() as data:
+            data["curator"]["last_run"] = when
+
+
+def _empty() -> dict[str, Any]:
+    return {"version": FORMAT_VERSION, "skills": {}, "curator": {}}
