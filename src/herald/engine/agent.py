@@ -43,6 +43,7 @@ from herald.tools import registry as default_registry
 if TYPE_CHECKING:
     from herald.config import Secrets, Settings
     from herald.environments import Environment
+    from herald.memory import MemoryManager
     from herald.providers import AuxiliaryClient, ModelClient
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,7 @@ class Agent:
         self.review_thread: threading.Thread | None = None  # the last background review
         self._turn_text = ""
         self.tool_context.environment = self._create_environment()
+        self.memory = self._create_memory()
         if config.approvals.mode == "smart":  # the auxiliary model reviews risky commands first
             from herald.tools.terminal_approval import JUDGE_KEY
 
@@ -166,13 +168,21 @@ class Agent:
         return self._finalize(turn)
 
     def _prologue(self, text: str) -> None:
+        from herald.memory import api_content_for
+
         self.cancel_event.clear()  # per-turn flags start clean
         self._tools_chars = None
         self._turn_text = text
         session_stage.ensure_session(self, text)
         assert self.transcript is not None
         self.transcript.start_turn()
-        self.transcript.append({"role": "user", "content": text})
+        # Recalled memory rides on this message's API copy, never on the system prompt.
+        recall = self.memory.begin_turn(text) if self.memory is not None else None
+        if recall is not None:
+            self.callbacks.status(recall.indicator)
+        self.transcript.append(
+            {"role": "user", "content": text}, api_content=api_content_for(text, recall)
+        )
         relieve_pressure(self)  # preflight: a resumed or grown session may be too big
 
     def _finalize(self, turn: TurnState) -> TurnResult:
@@ -195,6 +205,8 @@ class Agent:
         if plan is not None:  # after the reply exists; the review runs on its own thread
             self.review_thread = spawn_review(self, plan)
         if turn.exit_reason is ExitReason.TEXT_RESPONSE:
+            if self.memory is not None:
+                self.memory.sync_turn(self._turn_text, turn.final_text)
             maybe_curate(self)
         added = list(self.transcript.added_this_turn) if self.transcript else []
         return TurnResult(
@@ -262,7 +274,9 @@ class Agent:
     def save_session_meta(self) -> None:
         session_stage.save_meta(self)
 
-    def record_usage(self, turn: TurnState, response: NormalizedResponse, *, duration_ms: int) -> None:
+    def record_usage(
+        self, turn: TurnState, response: NormalizedResponse, *, duration_ms: int
+    ) -> None:
         record_main_usage(self, turn, response, duration_ms=duration_ms)
 
     def switch_model(self, client: ModelClient) -> None:
@@ -289,6 +303,26 @@ class Agent:
         # The session's cwd applies to a local backend unless terminal.cwd pins one.
         cwd = self.options.cwd if terminal.backend == "local" and not terminal.cwd else None
         return create_environment(self.config, secrets=self.secrets, cwd=cwd)
+
+    def _create_memory(self) -> MemoryManager | None:
+        """Built-in memory plus the configured provider; a provider that cannot start is
+        reported and the session goes on with built-in memory only."""
+        from herald.memory import MemoryManager, MemoryProviderError
+
+        try:
+            manager = MemoryManager(self.home, self.config, self.secrets)
+            manager.register_provider_tools(self.registry)
+        except MemoryProviderError as exc:
+            self.callbacks.status(f"memory provider unavailable: {exc}")
+            manager = MemoryManager(
+                self.home,
+                self.config.model_copy(
+                    update={"memory": self.config.memory.model_copy(update={"provider": None})}
+                ),
+                self.secrets,
+            )
+        manager.attach(self.tool_context)
+        return manager
 
     def _create_context_engine(self) -> ContextEngine:
         _provider, model = self.client.identity()
@@ -358,3 +392,5 @@ class Agent:
         if environment is not None:
             environment.close()
         call_optional(self.context_engine, "on_session_end")
+        if self.memory is not None:
+            self.memory.shutdown()

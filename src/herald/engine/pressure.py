@@ -62,6 +62,7 @@ def compress_history(agent: Agent, *, focus: str | None = None, force: bool = Fa
     after = call_optional(engine, "compress", messages=before, focus=focus, force=force)
     if after is None or after is before:
         return False
+    _keep_provider_notes(agent, before, after)
     archived = agent.transcript.replace(after)
     if not archived:
         return False
@@ -89,3 +90,19 @@ def _set_overhead(agent: Agent) -> None:
         agent.context_engine.overhead_tokens = estimate_text_tokens(agent.system_prompt) + int(
             agent.tools_chars() / 3.6
         )
+
+
+def _keep_provider_notes(agent: Agent, before: list, after: list) -> None:
+    """A memory provider may name text that must survive the compression; it joins the
+    new summary (a new row, so nothing stored is edited)."""
+    from herald.context import ROW_ID
+
+    if agent.memory is None:
+        return
+    notes = agent.memory.on_pre_compress(before)
+    if not notes:
+        return
+    for message in after:
+        if ROW_ID not in message and (message.get("content") or "").startswith("[Context summary"):
+            message["content"] += f"\n\n## Kept by the memory provider\n{notes.strip()}"
+            return

@@ -151,6 +151,7 @@ def build_prompt(agent: Agent) -> str:
             caller_system=agent.options.caller_system,
             context_files=tuple(files),
             skills_index=skills_index if "skill_view" in agent.enabled_tools else None,
+            memory_blocks=tuple(agent.memory.system_prompt_blocks()) if agent.memory else (),
         )
     )
 

@@ -1,6 +1,76 @@
-"""Memory (L2): MEMORY.md / USER.md, memory providers, the holographic fact store and
-session search."""
+"""Memory (L2): what Herald remembers across sessions.
 
+- Built-in memory: ``$HERALD_HOME/memories/MEMORY.md`` (the agent's notes) and
+  ``USER.md`` (who the user is), entries separated by a ``§`` line, size-limited,
+  written through the `memory` tool (`BuiltinMemory`: injection scan, file
+  lock, clobber guard, de-duplication, atomic writes) and snapshotted into the
+  system prompt when a session starts (`snapshot_blocks`).
+- `MemoryProvider`: the contract for one external memory (the holographic fact
+  store), recalled per turn by `MemoryManager` into a `<memory-context>` fence
+  on the user message's API copy, never into the system prompt.
+- The `session_search` tool: discovery, scroll, read and browse over every
+  stored conversation (through `ToolContext.store`).
+
+Importing this package registers the `memory` and `session_search` tools in
+the ``core`` toolset.
+"""
+
+# `tool` and `session_search` register their tools on import.
+from herald.memory import tool as _memory_tool  # noqa: F401
+from herald.memory.builtin import ACTIONS, BuiltinMemory, MemoryWriteResult
+from herald.memory.entries import (
+    FILE_NAMES,
+    SEPARATOR,
+    TARGETS,
+    format_usage,
+    parse_entries,
+    render_entries,
+)
+from herald.memory.files import MemoryFiles, MemoryLockTimeout
+from herald.memory.manager import (
+    MANAGER_STATE_KEY,
+    MemoryManager,
+    MemoryProviderError,
+    load_configured_provider,
+)
 from herald.memory.provider import MemoryProvider
+from herald.memory.recall import (
+    FENCE_CLOSE,
+    FENCE_OPEN,
+    Recall,
+    api_content_for,
+    fence,
+    is_trivial,
+    query_for,
+)
+from herald.memory.session_search import SessionSearch
+from herald.memory.snapshot import memory_blocks, snapshot_blocks
 
-__all__ = ["MemoryProvider"]
+__all__ = [
+    "ACTIONS",
+    "FENCE_CLOSE",
+    "FENCE_OPEN",
+    "FILE_NAMES",
+    "MANAGER_STATE_KEY",
+    "SEPARATOR",
+    "TARGETS",
+    "BuiltinMemory",
+    "MemoryFiles",
+    "MemoryLockTimeout",
+    "MemoryManager",
+    "MemoryProvider",
+    "MemoryProviderError",
+    "MemoryWriteResult",
+    "Recall",
+    "SessionSearch",
+    "api_content_for",
+    "fence",
+    "format_usage",
+    "is_trivial",
+    "load_configured_provider",
+    "memory_blocks",
+    "parse_entries",
+    "query_for",
+    "render_entries",
+    "snapshot_blocks",
+]

@@ -21,10 +21,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from herald.state import history
 from herald.state import search as fts
+from herald.state import search_fallback as fallback
 from herald.state.compaction import check_replace_ids, plan_replacement
 from herald.state.connection import ReaderPool, enable_wal, is_busy, open_connection
 from herald.state.errors import StateError
+from herald.state.history import Lineage, SessionSlice, SessionSummary
 from herald.state.messages import NewMessage, normalize_message
 from herald.state.records import SearchHit, SessionRecord, StoredMessage, UsageRecord
 from herald.state.schema import check_not_newer, migrate, read_version
@@ -501,3 +504,65 @@ class StateStore:
                 exclude_session_id=exclude_session_id,
                 include_inactive=include_inactive,
             )
+
+    # -- history (session search) ---------------------------------------------
+
+    def search_messages_relaxed(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        exclude_session_id: str | None = None,
+        exclude_ids: Sequence[int] = (),
+    ) -> list[SearchHit]:
+        """Any-term (with prefixes) then CJK trigram matches, for when `search_messages`
+        (every term) finds too little. Never raises for any `query` text."""
+        with self._readers.connection() as conn:
+            hits = fallback.any_term_search(
+                conn, query, limit=limit, exclude_session_id=exclude_session_id,
+                exclude_ids=exclude_ids,
+            )  # fmt: skip
+            seen = [*exclude_ids, *(hit.message_id for hit in hits)]
+            return hits + fallback.trigram_search(
+                conn, query, limit=limit - len(hits), exclude_session_id=exclude_session_id,
+                exclude_ids=seen,
+            )  # fmt: skip
+
+    def get_message(self, message_id: int) -> StoredMessage | None:
+        with self._readers.connection() as conn:
+            return history.message_by_id(conn, message_id)
+
+    def get_message_window(
+        self, sid: str, around_id: int, *, before: int = 5, after: int = 5
+    ) -> list[StoredMessage]:
+        """Message `around_id` of session `sid` with its neighbours (see
+        `herald.state.history.message_window` for how archived rows are shown)."""
+        with self._readers.connection() as conn:
+            anchor = history.message_by_id(conn, around_id)
+            if anchor is None or anchor.session_id != sid:
+                raise StateError(f"session {sid!r} has no message {around_id}")
+            return history.message_window(conn, anchor, before, after)
+
+    def get_session_slice(self, sid: str, *, head: int = 20, tail: int = 20) -> SessionSlice:
+        with self._readers.connection() as conn:
+            return history.session_slice(conn, sid, head, tail)
+
+    def session_lineages(self, sids: Sequence[str]) -> dict[str, Lineage]:
+        with self._readers.connection() as conn:
+            return history.lineages(conn, sids)
+
+    def recent_sessions(
+        self, *, limit: int = 10, exclude: Sequence[str] = ()
+    ) -> list[SessionSummary]:
+        """Sessions with messages, most recently updated first, with counts."""
+        with self._readers.connection() as conn:
+            return history.recent_sessions(conn, limit=limit, exclude=exclude)
+
+    def summarize_sessions(self, sids: Sequence[str]) -> list[SessionSummary]:
+        with self._readers.connection() as conn:
+            sessions = [
+                SessionRecord.from_row(row)
+                for sid in dict.fromkeys(sids)
+                for row in conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchall()
+            ]
+            return history.summarize(conn, sessions)

@@ -1,0 +1,351 @@
+"""The `session_search` tool: find, read and scroll past conversations.
+
+One tool, four shapes chosen by the arguments:
+
+- `query` → discovery: full-text search over every stored message (archived
+  ones too). Every term must match first; when that finds too few
+  conversations, any term (with prefixes) and, for CJK/Thai text, trigram
+  matches fill in. Hits are grouped by session lineage (sessions linked by
+  `parent_id` are one conversation), one result per conversation, and the best
+  hit is expanded with the messages around it.
+- `session_id` + `around_message_id` → scroll: a window of messages around one
+  (`around_message_id` alone works too; the session is looked up).
+- `session_id` → read: the session's first and last messages, with a note of
+  what lies between.
+- nothing → browse: recent conversations with titles, dates and message counts.
+
+No model is called and only real stored messages are returned. The current
+session is left out (its messages are already in the model's context). Any
+query text is safe: it is never parsed as FTS5 syntax (see
+`herald.state.search`). Results are compact JSON, bounded per message and in
+total.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from herald.config.schema_memory import SessionSearchConfig
+from herald.memory.session_view import Budget, clip_text, compact, message_view, session_view
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+
+MAX_QUERY_CHARS = 2_000  # terms past this add nothing (the search keeps 32 at most)
+FETCH_HITS = 120
+MAX_CONVERSATIONS = 20
+SCROLL_DEFAULT, SCROLL_MAX = 20, 100
+READ_DEFAULT, READ_MAX = 40, 200
+BROWSE_MAX = 50
+SNIPPET_CHARS = 400
+
+SCHEMA: dict[str, Any] = {
+    "description": (
+        "Search and read past conversations (not the current one). "
+        "query: find messages by words (returns the best-matching conversations, the best "
+        "hit with the messages around it). session_id: read that session. session_id + "
+        "around_message_id: scroll a window of messages around a message id. No arguments: "
+        "list recent conversations. limit: how many conversations/messages to return."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "words to look for"},
+            "session_id": {"type": "string", "description": "a session id (or unique prefix)"},
+            "around_message_id": {
+                "type": "integer",
+                "description": "a message id from an earlier result, to scroll around",
+            },
+            "limit": {"type": "integer", "description": "how many results to return"},
+        },
+    },
+}
+
+
+def _settings(ctx: ToolContext) -> SessionSearchConfig:
+    if ctx.config is not None:
+        return ctx.config.memory.session_search
+    return SessionSearchConfig()
+
+
+def _limit(raw: Any, default: int, maximum: int) -> int:
+    try:
+        value = int(raw)
+    except (TypeError, ValueError, OverflowError):
+        return default
+    return max(1, min(maximum, value))
+
+
+def _printable(text: str) -> str:
+    """Control characters (NUL ends an FTS5 string early) become spaces."""
+    return "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
+
+
+def _text_arg(args: dict[str, Any], name: str) -> str:
+    value = args.get(name)
+    return value.strip() if isinstance(value, str) else ""
+
+
+class SessionSearch:
+    """The four shapes over one store, leaving out `current_session_id`."""
+
+    def __init__(
+        self,
+        store: Any,
+        current_session_id: str | None = None,
+        settings: SessionSearchConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.current = current_session_id
+        self.settings = settings or SessionSearchConfig()
+
+    # -- dispatch --------------------------------------------------------------------------
+
+    def run(self, args: dict[str, Any]) -> dict[str, Any]:
+        query = args.get("query")
+        query = query if isinstance(query, str) else ""
+        session_id = _text_arg(args, "session_id")
+        around = args.get("around_message_id")
+        if query.strip():
+            return self.discover(query, session_id or None, args.get("limit"))
+        if around is not None and around != "":
+            try:
+                anchor = int(around)
+            except (TypeError, ValueError, OverflowError):
+                raise ToolArgumentError(
+                    f"around_message_id must be a message id (an integer), got {around!r}"
+                ) from None
+            return self.scroll(session_id or None, anchor, args.get("limit"))
+        if session_id:
+            return self.read(session_id, args.get("limit"))
+        return self.browse(args.get("limit"))
+
+    def _resolve(self, session_id: str) -> str:
+        try:
+            sid = self.store.resolve_session_id(session_id)
+        except Exception as exc:  # StateError: unknown or ambiguous prefix
+            raise ToolArgumentError(
+                f"{exc}. Call session_search with no arguments to list recent sessions."
+            ) from None
+        if sid == self.current:
+            raise ToolArgumentError(
+                f"{sid} is the current session: its messages are already in your context. "
+                "session_search reads other sessions."
+            )
+        return sid
+
+    def _summaries(self, session_ids: list[str]) -> dict[str, Any]:
+        return {s.session.id: s for s in self.store.summarize_sessions(session_ids)}
+
+    # -- discovery ---------------------------------------------------------------------------
+
+    def discover(self, query: str, session_id: str | None, raw_limit: Any) -> dict[str, Any]:
+        limit = _limit(raw_limit, self.settings.default_limit, MAX_CONVERSATIONS)
+        query = _printable(query[:MAX_QUERY_CHARS])
+        scope = self._resolve(session_id) if session_id else None
+        hits = list(
+            self.store.search_messages(
+                query, limit=FETCH_HITS, session_id=scope, exclude_session_id=self.current
+            )
+        )
+        strict = {hit.message_id for hit in hits}
+        groups = self._group(hits)
+        if len(groups) < limit and scope is None:
+            hits += self.store.search_messages_relaxed(
+                query,
+                limit=FETCH_HITS,
+                exclude_session_id=self.current,
+                exclude_ids=[hit.message_id for hit in hits],
+            )
+            groups = self._group(hits, strict)
+        shown = groups[:limit]
+        out: dict[str, Any] = {"mode": "search", "query": clip_text(query, 200), "results": []}
+        if not shown:
+            out["note"] = (
+                "no stored message matches; try other or fewer words, or call session_search "
+                "with no arguments to browse recent conversations"
+            )
+            return out
+        summaries = self._summaries([group["hit"].session_id for group in shown])
+        budget = Budget(self.settings.max_result_chars - 600)
+        for rank, group in enumerate(shown):
+            result = self._result(group, summaries, expand=rank == 0)
+            if group["hit"].message_id not in strict:
+                result["partial_match"] = True  # found by some of the words, not all
+            if budget.take(result):
+                out["results"].append(result)
+        if len(groups) > limit:
+            out["more_conversations"] = len(groups) - limit
+        out["note"] = budget.note() or (
+            "scroll around a hit with session_id + around_message_id; read a whole session "
+            "with session_id"
+        )
+        return out
+
+    def _group(self, hits: list[Any], strict: set[int] | None = None) -> list[dict[str, Any]]:
+        """Hits grouped by lineage, best group first; in each group the best hit (a tie
+        within one search stage goes to the newest session, where copied content lives)."""
+        strict = strict or set()
+        lineages = self.store.session_lineages([hit.session_id for hit in hits])
+        groups: dict[str, dict[str, Any]] = {}
+        for order, hit in enumerate(hits):
+            lineage = lineages.get(hit.session_id)
+            key = lineage.root_id if lineage is not None else hit.session_id
+            group = groups.get(key)
+            if group is None:
+                groups[key] = {"hit": hit, "order": order, "count": 1, "lineage": lineage}
+                continue
+            group["count"] += 1
+            best = group["hit"]
+            same_stage = (hit.message_id in strict) == (best.message_id in strict)
+            if same_stage and hit.rank == best.rank and lineage is not None:
+                members = lineage.session_ids
+                if members.index(hit.session_id) > members.index(best.session_id):
+                    group["hit"] = hit
+        return sorted(groups.values(), key=lambda g: g["order"])
+
+    def _result(
+        self, group: dict[str, Any], summaries: dict[str, Any], *, expand: bool
+    ) -> dict[str, Any]:
+        hit = group["hit"]
+        lineage = group["lineage"]
+        latest = lineage.latest_id if lineage is not None else None
+        if latest == self.current and lineage is not None:
+            others = [sid for sid in lineage.session_ids if sid != self.current]
+            latest = others[-1] if others else None
+        summary = summaries.get(hit.session_id)
+        result: dict[str, Any] = (
+            session_view(summary, latest_id=latest)
+            if summary is not None
+            else {"session_id": hit.session_id}
+        )
+        result["matching_messages"] = group["count"]
+        result["match"] = {
+            "id": hit.message_id,
+            "role": hit.role,
+            "snippet": clip_text(hit.snippet, SNIPPET_CHARS),
+        }
+        if hit.active is False:
+            result["match"]["archived"] = True
+        if expand:
+            around = self.settings.context_messages
+            window = self.store.get_message_window(
+                hit.session_id, hit.message_id, before=around, after=around
+            )
+            chars = self.settings.message_chars
+            result["context"] = [
+                message_view(m, chars, match=m.id == hit.message_id) for m in window
+            ]
+        return result
+
+    # -- scroll / read / browse -----------------------------------------------------------------
+
+    def scroll(self, session_id: str | None, around: int, raw_limit: Any) -> dict[str, Any]:
+        size = _limit(raw_limit, SCROLL_DEFAULT, SCROLL_MAX)
+        if session_id:
+            sid = self._resolve(session_id)
+        else:
+            anchor = self.store.get_message(around)
+            if anchor is None:
+                raise ToolArgumentError(f"there is no message {around}")
+            sid = self._resolve(anchor.session_id)
+        before = (size - 1) // 2
+        try:
+            window = self.store.get_message_window(
+                sid, around, before=before, after=size - 1 - before
+            )
+        except Exception as exc:  # StateError: the message is not in that session
+            raise ToolArgumentError(f"{exc}; use a message id from that session") from None
+        summary = self.store.summarize_sessions([sid])
+        budget = Budget(self.settings.max_result_chars - 1_000)
+        chars = self.settings.message_chars
+        messages = budget.keep([message_view(m, chars, match=m.id == around) for m in window])
+        out: dict[str, Any] = {"mode": "scroll", "messages": messages}
+        if summary:
+            out["session"] = session_view(summary[0])
+        if messages:
+            out["note"] = budget.note() or (
+                f"to scroll on, call again with around_message_id={messages[0]['id']} "
+                f"(earlier) or {messages[-1]['id']} (later)"
+            )
+        return out
+
+    def read(self, session_id: str, raw_limit: Any) -> dict[str, Any]:
+        size = _limit(raw_limit, READ_DEFAULT, READ_MAX)
+        sid = self._resolve(session_id)
+        head = (size + 1) // 2
+        part = self.store.get_session_slice(sid, head=head, tail=size - head)
+        summary = self.store.summarize_sessions([sid])
+        chars = self.settings.message_chars
+        budget = Budget(self.settings.max_result_chars - 1_000)
+        first = budget.keep([message_view(m, chars) for m in part.head])
+        last = list(reversed(budget.keep([message_view(m, chars) for m in reversed(part.tail)])))
+        out: dict[str, Any] = {"mode": "read"}
+        if summary:
+            out["session"] = session_view(summary[0])
+        out["messages"] = first + last
+        hidden = part.total - len(first) - len(last)
+        notes = [budget.note()] if budget.note() else []
+        if hidden > 0:
+            gap_after = first[-1]["id"] if first else None
+            out["omitted"] = {"count": hidden, "after_id": gap_after}
+            notes.append(
+                f"{hidden} message(s) in the middle are not shown; scroll with "
+                f"around_message_id (e.g. {gap_after}) or search with query"
+            )
+        if part.archived:
+            notes.append(
+                f"{part.archived} older message(s) were compressed into a summary; they are "
+                "still found by query and shown by around_message_id"
+            )
+        if notes:
+            out["note"] = " ".join(notes)
+        return out
+
+    def browse(self, raw_limit: Any) -> dict[str, Any]:
+        limit = _limit(raw_limit, self.settings.default_limit * 2, BROWSE_MAX)
+        exclude = [self.current] if self.current else []
+        recent = self.store.recent_sessions(limit=limit * 4, exclude=exclude)
+        lineages = self.store.session_lineages([s.session.id for s in recent])
+        seen: set[str] = set()
+        rows: list[dict[str, Any]] = []
+        for summary in recent:
+            lineage = lineages.get(summary.session.id)
+            key = lineage.root_id if lineage is not None else summary.session.id
+            if key in seen:
+                continue
+            seen.add(key)
+            view = session_view(summary)
+            if lineage is not None and len(lineage.session_ids) > 1:
+                view["sessions_in_conversation"] = len(lineage.session_ids)
+            rows.append(view)
+            if len(rows) == limit:
+                break
+        budget = Budget(self.settings.max_result_chars - 600)
+        out: dict[str, Any] = {"mode": "browse", "sessions": budget.keep(rows)}
+        out["note"] = budget.note() or (
+            "read one with session_id, or search all of them with query"
+            if rows
+            else "no earlier conversations are stored yet"
+        )
+        return out
+
+
+def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> str:
+    if ctx.store is None:
+        raise ToolArgumentError("session search is unavailable: this agent has no session store")
+    search = SessionSearch(ctx.store, ctx.session_id, _settings(ctx))
+    return compact(search.run(args))
+
+
+def register(target: ToolRegistry = registry) -> None:
+    target.register(
+        "session_search",
+        "core",
+        SCHEMA,
+        handle_session_search,
+        parallel_safe=True,
+        max_result_chars=60_000,  # results bound themselves (config); this is a safety net
+    )
+
+
+register()
