@@ -102,7 +102,7 @@ def in_process_turn(
         (work / "sample.txt").write_text(
             "".join(f"line {n}: some text\n" for n in range(200)), encoding="utf-8"
         )
-        settings = make_home(Path(tmp) / "home", fake_model_config(server))
+        settings = make_home(Path(tmp) / "home", fake_model_config(server, context_length=1_000_000))
         store = StateStore(settings.home.state_db)
         options = AgentOptions(max_turns=iterations + 5, cwd=str(work))
         agent = Agent.from_settings(settings, store, options=options)
@@ -113,7 +113,7 @@ def in_process_turn(
         result = agent.run_turn("work through the steps")
         elapsed = time.perf_counter() - started
         assert result.exit_reason is ExitReason.TEXT_RESPONSE, result
-        assert result.api_calls == iterations + 1
+        assert result.api_calls == iterations + 1, (tool, result.api_calls, result.error)
         errors = sum(
             1
             for m in result.messages_added
@@ -129,7 +129,7 @@ def in_process_turn(
 
 def cold_cli_turn(server: FakeLLMServer) -> float:
     with tempfile.TemporaryDirectory() as tmp:
-        make_home(Path(tmp), fake_model_config(server))
+        make_home(Path(tmp), fake_model_config(server, context_length=1_000_000))
         server.reset()
         server.enqueue(todo_call(0, Path(tmp)), Reply.text("done"))
         env = {**os.environ, "HERALD_HOME": tmp}

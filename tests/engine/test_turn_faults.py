@@ -225,3 +225,13 @@ def test_persistence_failure_stops_the_turn(make_agent, fake_llm):
     assert result.exit_reason is ExitReason.PERSISTENCE_FAILED
     assert "closed" in result.error
     assert len(fake_llm.model_requests()) == 1  # nothing ran unrecorded after the failure
+
+
+def test_a_stop_just_before_the_turn_starts_still_stops_it(make_agent, fake_llm):
+    fake_llm.default_reply = OK
+    agent = make_agent()
+    agent.interrupt()  # e.g. /stop racing the turn's start in the gateway
+    result = agent.run_turn("hello")
+    assert result.exit_reason is ExitReason.INTERRUPTED_BY_USER
+    assert fake_llm.model_requests() == []
+    assert agent.run_turn("again").exit_reason is ExitReason.TEXT_RESPONSE  # flag cleared

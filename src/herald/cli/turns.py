@@ -54,6 +54,7 @@ def build_agent(
             session_id=session_id,
             options=options,
             callbacks=callbacks,
+            secrets=settings.secrets,
         )
     except LookupError as exc:
         fail(str(exc).strip("'\""))

@@ -57,7 +57,63 @@ class ProfileRoute(StrictModel):
     profile: str
 
 
+class HygieneConfig(StrictModel):
+    """Compression before a turn, for sessions that grew too big between turns."""
+
+    enabled: bool = True
+    threshold: float = Field(
+        0.85, gt=0, lt=1, description="compress first above this share of the context window"
+    )
+    max_messages: int = Field(400, ge=2, description="…or above this many stored messages")
+    cooldown_seconds: list[float] = Field(
+        default_factory=lambda: [300.0, 1800.0, 7200.0, 21600.0],
+        description="after a failed compression, wait this long before the next try (a ladder)",
+    )
+
+
 class GatewayConfig(StrictModel):
     platforms: PlatformsConfig = Field(default_factory=PlatformsConfig)
     profile_routes: list[ProfileRoute] = Field(default_factory=list)
     busy_mode: Literal["interrupt", "steer", "queue"] = "interrupt"
+    # ---- runner ---------------------------------------------------------------------------
+    serve_profiles: list[str] = Field(
+        default_factory=list,
+        description="profiles served besides the gateway's own; empty = those profile_routes name",
+    )
+    allowed_users: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="extra allowlists by platform name (for platforms without allowed_users)",
+    )
+    toolsets: dict[str, str] = Field(
+        default_factory=dict,
+        description="toolset bundle by platform; default herald-<platform> if it exists, "
+        "else herald-cli",
+    )
+    cwd: str | None = Field(
+        None, description="working directory of gateway sessions; unset = where the gateway started"
+    )
+    max_concurrent_turns: int = Field(8, ge=1, description="turns running at once (thread pool)")
+    max_agents: int = Field(64, ge=1, description="live agents kept in memory (LRU beyond)")
+    agent_idle_seconds: float = Field(1800.0, gt=0, description="drop an idle agent after this")
+    drain_seconds: float = Field(
+        30.0, ge=0, description="on stop, wait this long for running turns before interrupting"
+    )
+    auto_resume: bool = Field(True, description="continue turns a restart interrupted")
+    restart_window_seconds: float = Field(
+        600.0, gt=0, description="restart-loop guard: the window boots are counted in"
+    )
+    restart_max_boots: int = Field(
+        3, ge=1, description="resuming boots in the window after which auto-resume is skipped"
+    )
+    status_edit_interval: float = Field(
+        2.0, ge=0, description="seconds between edits of the status line"
+    )
+    typing_interval: float = Field(4.0, gt=0, description="seconds between typing indicators")
+    send_timeout_seconds: float = Field(20.0, gt=0, description="one platform send")
+    send_retries: int = Field(2, ge=0, description="retries of a failed or timed-out send")
+    clarify_timeout_seconds: float = Field(600.0, gt=0)
+    pairing_code_ttl_seconds: float = Field(3600.0, gt=0)
+    ignored_log_interval: float = Field(
+        300.0, ge=0, description="log an ignored user at most this often"
+    )
+    hygiene: HygieneConfig = Field(default_factory=HygieneConfig)

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+BACKGROUND_JOIN_SECONDS = 120.0  # a review is a few model calls; never wait forever
+
 __all__ = ["Agent", "AgentOptions", "title_from"]
 
 
@@ -110,6 +112,7 @@ class Agent:
         self.context_engine: ContextEngine = self._create_context_engine()
         self._aux: AuxiliaryClient | None = None
         self.review_thread: threading.Thread | None = None  # the last background review
+        self.curator_thread: threading.Thread | None = None
         self._turn_text = ""
         self.tool_context.environment = self._create_environment()
         self.memory = self._create_memory()
@@ -170,7 +173,8 @@ class Agent:
     def _prologue(self, text: str) -> None:
         from herald.memory import api_content_for
 
-        self.cancel_event.clear()  # per-turn flags start clean
+        # The stop flag is cleared when a turn ends, not when one starts: a stop that lands
+        # just before this turn begins still stops it.
         self._tools_chars = None
         self._turn_text = text
         session_stage.ensure_session(self, text)
@@ -186,6 +190,7 @@ class Agent:
         relieve_pressure(self)  # preflight: a resumed or grown session may be too big
 
     def _finalize(self, turn: TurnState) -> TurnResult:
+        self.cancel_event.clear()  # per-turn flags reset for the next turn
         if turn.exit_reason == ExitReason.UNKNOWN:  # a bug: every path must name its exit
             log.error("turn ended without a named exit reason")
         log.info(
@@ -207,7 +212,7 @@ class Agent:
         if turn.exit_reason is ExitReason.TEXT_RESPONSE:
             if self.memory is not None:
                 self.memory.sync_turn(self._turn_text, turn.final_text)
-            maybe_curate(self)
+            self.curator_thread = maybe_curate(self) or self.curator_thread
         added = list(self.transcript.added_this_turn) if self.transcript else []
         return TurnResult(
             final_text=turn.final_text,
@@ -384,7 +389,14 @@ class Agent:
             )
         return response.text or ""
 
+    def wait_for_background(self, timeout: float = BACKGROUND_JOIN_SECONDS) -> None:
+        """Let the learning review and the curator finish their writes."""
+        for thread in (self.review_thread, self.curator_thread):
+            if thread is not None and thread.is_alive():
+                thread.join(timeout)
+
     def close(self) -> None:
+        self.wait_for_background()
         self.client.close()
         if self._aux is not None:
             self._aux.close()

@@ -151,6 +151,55 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX usage_session ON usage(session_id, id)",
         ),
     ),
+    Migration(
+        4,
+        "gateway: session map, turns in flight, delivery ledger, dead targets",
+        (
+            # session_id may live in another profile's state.db (the key names the
+            # profile), so it carries no foreign key.
+            """CREATE TABLE gateway_sessions (
+                session_key TEXT PRIMARY KEY,
+                profile TEXT NOT NULL,
+                session_id TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL
+            )""",
+            """CREATE TABLE gateway_inflight (
+                session_key TEXT PRIMARY KEY,
+                profile TEXT NOT NULL,
+                session_id TEXT NOT NULL,
+                platform TEXT NOT NULL,
+                chat_id TEXT NOT NULL,
+                thread_id TEXT,
+                user_id TEXT,
+                message_id TEXT,
+                text TEXT NOT NULL,
+                started_at REAL NOT NULL
+            )""",
+            """CREATE TABLE gateway_deliveries (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                delivery_key TEXT NOT NULL,
+                part_index INTEGER NOT NULL,
+                part_count INTEGER NOT NULL,
+                platform TEXT NOT NULL,
+                chat_id TEXT NOT NULL,
+                message_id TEXT,
+                status TEXT NOT NULL CHECK (status IN ('pending', 'sent', 'failed', 'dead')),
+                attempts INTEGER NOT NULL DEFAULT 0,
+                error TEXT,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                UNIQUE (delivery_key, part_index)
+            )""",
+            """CREATE TABLE gateway_dead_targets (
+                platform TEXT NOT NULL,
+                chat_id TEXT NOT NULL,
+                reason TEXT,
+                marked_at REAL NOT NULL,
+                PRIMARY KEY (platform, chat_id)
+            )""",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -1,0 +1,214 @@
+"""Delivering text to a chat: redact, split, send part by part, record each part.
+
+Every part goes through the delivery ledger (`gateway_deliveries`) under a key that
+is stable for one reply (``reply:<platform>:<chat>:<message id>`` for the answer to
+a message), so delivering the same key again sends only the parts not yet recorded
+as sent. A send that times out is not repeated while it may still land: the runner
+keeps waiting on the same attempt (its success is recorded whenever it arrives) and
+only sends again after an attempt came back failed and the ledger still shows the
+part unsent. A permanent failure (chat deleted, bot removed) marks the target dead;
+later deliveries to it are skipped until the chat writes to us again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+from herald.gateway.contracts import Button, PlatformAdapter, SendResult
+from herald.gateway.splitting import split_message
+from herald.safety import redact
+from herald.state.gateway_tables import GatewayState
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Target:
+    platform: str
+    chat_id: str
+    thread_id: str | None = None
+    reply_to: str | None = None
+
+
+@dataclass
+class DeliveryReport:
+    parts: int = 0
+    sent: int = 0
+    skipped: int = 0  # already in the ledger as sent
+    message_ids: list[str] = field(default_factory=list)
+    dead: bool = False
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.dead and self.error is None
+
+
+def notice_key() -> str:
+    return f"notice:{uuid.uuid4().hex}"
+
+
+class Deliverer:
+    def __init__(
+        self,
+        state: GatewayState,
+        *,
+        timeout: float,
+        retries: int,
+        retry_delay: float = 1.0,
+    ):
+        self.state = state
+        self.timeout = timeout
+        self.retries = retries
+        self.retry_delay = retry_delay
+        self._background: set[asyncio.Task[SendResult]] = set()
+
+    def is_dead(self, target: Target) -> bool:
+        return self.state.is_dead(target.platform, target.chat_id)
+
+    async def deliver(
+        self,
+        adapter: PlatformAdapter,
+        target: Target,
+        text: str,
+        *,
+        key: str | None = None,
+        buttons: list[list[Button]] | None = None,
+    ) -> DeliveryReport:
+        key = key or notice_key()
+        report = DeliveryReport()
+        if self.is_dead(target):
+            log.info(
+                "not delivering %s: %s chat %s is marked dead", key, target.platform, target.chat_id
+            )
+            report.dead = True
+            return report
+        parts = split_message(
+            redact(text), adapter.max_message_length(target.chat_id), adapter.measure
+        )
+        report.parts = len(parts)
+        recorded = self.state.delivery_parts(key)
+        for index, part in enumerate(parts):
+            prior = recorded.get(index)
+            if prior is not None and prior.status == "sent":
+                report.skipped += 1
+                if prior.message_id:
+                    report.message_ids.append(prior.message_id)
+                continue
+            last = index == len(parts) - 1
+            result = await self._send_part(
+                adapter,
+                target,
+                part,
+                key=key,
+                index=index,
+                count=len(parts),
+                buttons=buttons if last else None,
+                reply_to=target.reply_to if index == 0 else None,
+            )
+            if result.ok:
+                report.sent += 1
+                report.message_ids.extend(result.message_ids[:1])
+                continue
+            report.dead = result.permanent_failure
+            report.error = result.error or "the platform refused the message"
+            break
+        return report
+
+    async def _send_part(
+        self,
+        adapter: PlatformAdapter,
+        target: Target,
+        text: str,
+        *,
+        key: str,
+        index: int,
+        count: int,
+        buttons: list[list[Button]] | None,
+        reply_to: str | None,
+    ) -> SendResult:
+        attempts = 0
+        task: asyncio.Task[SendResult] | None = None
+        while True:
+            if task is None:
+                self.state.record_part(
+                    key, index, count, platform=target.platform, chat_id=target.chat_id,
+                    status="pending", attempt=True,
+                )  # fmt: skip
+                task = asyncio.ensure_future(
+                    self._send_and_record(
+                        adapter, target, text, key, index, count, buttons, reply_to
+                    )
+                )
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+            try:
+                result = await asyncio.wait_for(asyncio.shield(task), self.timeout)
+            except TimeoutError:
+                attempts += 1
+                if attempts > self.retries:
+                    log.warning(
+                        "sending part %d of %s timed out %d times", index + 1, key, attempts
+                    )
+                    return SendResult(ok=False, error="the platform did not answer in time")
+                log.info("sending part %d of %s is slow; still waiting for it", index + 1, key)
+                continue  # the same attempt may still land: never send a second copy meanwhile
+            if result.ok or result.permanent_failure:
+                return result
+            attempts += 1
+            part = self.state.delivery_parts(key).get(index)
+            if part is not None and part.status == "sent":  # an earlier attempt landed late
+                return SendResult(ok=True, message_ids=[part.message_id] if part.message_id else [])
+            if attempts > self.retries:
+                return result
+            await asyncio.sleep(self.retry_delay * attempts)
+            task = None
+
+    async def _send_and_record(
+        self,
+        adapter: PlatformAdapter,
+        target: Target,
+        text: str,
+        key: str,
+        index: int,
+        count: int,
+        buttons: list[list[Button]] | None,
+        reply_to: str | None,
+    ) -> SendResult:
+        try:
+            result = await adapter.send(
+                target.chat_id, text, reply_to=reply_to, thread_id=target.thread_id, buttons=buttons
+            )
+        except Exception as exc:  # an adapter bug or a network error: a failed attempt
+            log.warning("%s send failed: %s", adapter.name, exc)
+            result = SendResult(ok=False, error=str(exc) or type(exc).__name__)
+        try:
+            self._record(target, key, index, count, result)
+        except Exception as exc:  # the store is closed (shutdown) or refused: log, go on
+            log.error("could not record part %d of %s: %s", index + 1, key, exc)
+        return result
+
+    def _record(self, target: Target, key: str, index: int, count: int, result: SendResult) -> None:
+        common = {"platform": target.platform, "chat_id": target.chat_id}
+        if result.ok:
+            message_id = result.message_ids[0] if result.message_ids else None
+            self.state.record_part(
+                key, index, count, status="sent", message_id=message_id, **common
+            )
+        elif result.permanent_failure:
+            self.state.record_part(key, index, count, status="dead", error=result.error, **common)
+            self.state.mark_dead(target.platform, target.chat_id, result.error)
+            log.warning(
+                "%s chat %s is gone (%s); no more deliveries to it",
+                target.platform,
+                target.chat_id,
+                result.error,
+            )
+        else:
+            self.state.record_part(key, index, count, status="failed", error=result.error, **common)
+
+
+__all__ = ["Deliverer", "DeliveryReport", "Target", "notice_key"]

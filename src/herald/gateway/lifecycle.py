@@ -1,0 +1,406 @@
+"""`herald gateway run|status|stop`: the long-running process and its files.
+
+`run_gateway` runs in the foreground on one asyncio loop: it loads the profiles the
+gateway serves, builds the enabled adapters (``herald.gateway.adapters.<name>``,
+imported lazily; a module that does not exist yet is skipped with a warning),
+connects them, resumes turns a restart interrupted (unless the restart-loop guard
+says no), and serves until SIGTERM/SIGINT. Then it drains: new messages are refused
+with a clear notice, running turns get `gateway.drain_seconds` to finish and are
+interrupted after that (a second signal interrupts at once), state is persisted and
+the process exits 0.
+
+Files under ``<home>/gateway/``: ``gateway.pid`` (the running process), ``status.json``
+(state, platforms, running turns; rewritten every few seconds) and the guard file.
+The log is ``<home>/logs/gateway.log``, redacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import inspect
+import json
+import logging
+import logging.handlers
+import os
+import signal
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from herald.gateway.restart_guard import RestartGuard, guard_path
+from herald.gateway.routing import routed_profiles
+
+if TYPE_CHECKING:
+    from herald.config import HeraldHome, Settings
+    from herald.gateway.contracts import PlatformAdapter
+    from herald.gateway.runner import GatewayRunner
+
+log = logging.getLogger(__name__)
+
+STATUS_EVERY = 5.0
+SWEEP_EVERY = 60.0
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+# ---- files in the home -------------------------------------------------------------------
+
+
+@dataclass
+class GatewayStatus:
+    running: bool
+    pid: int | None = None
+    state: str = "stopped"  # starting | running | draining | stopped
+    started_at: float | None = None
+    updated_at: float | None = None
+    platforms: list[str] = field(default_factory=list)
+    running_turns: int = 0
+    detail: str = ""
+
+
+class RunFiles:
+    def __init__(self, home: HeraldHome):
+        self.dir = home.root / "gateway"
+        self.pid_path = self.dir / "gateway.pid"
+        self.status_path = self.dir / "status.json"
+
+    def running_pid(self) -> int | None:
+        """The pid of a live gateway of this home, else None (a stale file is ignored)."""
+        try:
+            pid = int(self.pid_path.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if pid != os.getpid() and _alive(pid) else None
+
+    def write_pid(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.pid_path, f"{os.getpid()}\n")
+
+    def remove_pid(self) -> None:
+        try:
+            if int(self.pid_path.read_text().strip()) == os.getpid():
+                self.pid_path.unlink()
+        except (OSError, ValueError):
+            pass
+
+    def write_status(self, status: GatewayStatus) -> None:
+        status.updated_at = time.time()
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            _atomic_write(self.status_path, json.dumps(asdict(status), indent=2))
+        except OSError as exc:
+            log.warning("could not write %s: %s", self.status_path, exc)
+
+    def read_status(self) -> GatewayStatus:
+        pid = self.running_pid()
+        try:
+            data = json.loads(self.status_path.read_text(encoding="utf-8"))
+            data.pop("running", None)
+            status = GatewayStatus(running=False, **data)
+        except (OSError, ValueError, TypeError):
+            status = GatewayStatus(running=False, state="starting" if pid else "stopped")
+        if pid is None:
+            if status.state != "stopped":
+                status.detail = "not running (the last run did not shut down cleanly)"
+            status.state, status.running, status.pid = "stopped", False, None
+            return status
+        status.running, status.pid = True, pid
+        return status
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie has exited; only its parent has not collected it yet
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def gateway_status(home: HeraldHome) -> GatewayStatus:
+    return RunFiles(home).read_status()
+
+
+def stop_gateway(home: HeraldHome, *, timeout: float = 60.0) -> tuple[bool, str]:
+    """SIGTERM the running gateway and wait up to `timeout` s for it to exit."""
+    files = RunFiles(home)
+    pid = files.running_pid()
+    if pid is None:
+        return False, "the gateway is not running"
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True, f"the gateway (pid {pid}) stopped"
+        time.sleep(0.1)
+    return False, f"the gateway (pid {pid}) is still draining after {timeout:.0f} s"
+
+
+# ---- logging -----------------------------------------------------------------------------
+
+
+class _RedactingFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        from herald.safety import redact
+
+        record.msg = redact(record.getMessage())
+        record.args = None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
+
+
+def redacting_filter() -> logging.Filter:
+    return _RedactingFilter()
+
+
+def setup_gateway_logging(settings: Settings) -> logging.Handler | None:
+    """Everything the process logs also goes to ``logs/gateway.log``, redacted."""
+    from herald.safety import register_secret_values
+
+    register_secret_values(settings.secrets.secret_values())
+    try:
+        settings.home.logs_dir.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(
+            settings.home.logs_dir / "gateway.log",
+            maxBytes=10_000_000,
+            backupCount=3,
+            encoding="utf-8",
+        )
+    except OSError as exc:
+        log.warning("cannot write the gateway log: %s", exc)
+        return None
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    handler.addFilter(_RedactingFilter())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    if root.level > logging.INFO or root.level == logging.NOTSET:
+        root.setLevel(logging.INFO)
+    return handler
+
+
+# ---- profiles and adapters ---------------------------------------------------------------
+
+
+def served_settings(settings: Settings) -> dict[str, Settings]:
+    """The gateway's own profile plus `gateway.serve_profiles` (default: the profiles
+    `profile_routes` name). A profile that does not exist or does not load is left out
+    (and logged); routes to it then answer with `UnservedProfileError`."""
+    from herald.config import ConfigError, ProfileNameError, Secrets, load_config, resolve_home
+    from herald.config import Settings as SettingsType
+
+    gateway = settings.config.gateway
+    served = {settings.home.profile_label: settings}
+    for name in gateway.serve_profiles or routed_profiles(gateway.profile_routes):
+        if name in served:
+            continue
+        try:
+            home = resolve_home(name, create=False)
+            if not home.root.is_dir():
+                log.error("profile %r is routed to but does not exist (%s)", name, home.root)
+                continue
+            served[name] = SettingsType(
+                home=home, config=load_config(home.config_path), secrets=Secrets(home.env_path)
+            )
+        except (ProfileNameError, ConfigError, OSError) as exc:
+            log.error("not serving profile %r: %s", name, exc)
+    return served
+
+
+def load_adapters(
+    settings: Settings, extras: dict[str, Any] | None = None
+) -> tuple[list[PlatformAdapter], list[str]]:
+    """An adapter for every enabled platform, built by its module's `create_adapter`,
+    and what went wrong with the platforms that could not be built."""
+    platforms = settings.config.gateway.platforms
+    adapters: list[PlatformAdapter] = []
+    problems: list[str] = []
+    for name in type(platforms).model_fields:
+        section = getattr(platforms, name)
+        if not getattr(section, "enabled", False):
+            continue
+        module_name = f"herald.gateway.adapters.{name}"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            log.warning(
+                "platform %s is enabled but %s does not exist yet; skipping it", name, module_name
+            )
+            problems.append(f"{name}: no adapter module {module_name}")
+            continue
+        factory = module.create_adapter
+        offered = {"settings": settings, "home": settings.home, **(extras or {})}
+        accepted = _accepted_kwargs(factory, offered)
+        try:
+            adapters.append(factory(section, settings.secrets, **accepted))
+        except Exception as exc:  # a bad token, a missing secret: say which platform
+            log.error("platform %s cannot start: %s", name, exc)
+            problems.append(f"{name}: {exc}")
+    return adapters, problems
+
+
+def _accepted_kwargs(fn: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    params = inspect.signature(fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return kwargs
+    return {k: v for k, v in kwargs.items() if k in params}
+
+
+# ---- serving -----------------------------------------------------------------------------
+
+
+async def serve(
+    runner: GatewayRunner,
+    adapters: list[PlatformAdapter],
+    *,
+    home: HeraldHome,
+    stop: asyncio.Event,
+    force: asyncio.Event | None = None,
+) -> int:
+    """Connect, resume, serve until `stop`, drain, disconnect. The exit code."""
+    from herald.gateway.resume import resume_turns
+
+    config = runner.config
+    files = RunFiles(home)
+    status = GatewayStatus(running=True, pid=os.getpid(), state="starting", started_at=time.time())
+    files.write_status(status)
+    connected: list[PlatformAdapter] = []
+    for adapter in adapters:
+        runner.adapters[adapter.name] = adapter
+        try:
+            await adapter.connect(runner)
+            connected.append(adapter)
+            log.info("platform %s connected", adapter.name)
+        except Exception as exc:
+            log.error("platform %s could not connect: %s", adapter.name, exc)
+    if adapters and not connected:
+        status.state, status.running, status.detail = "stopped", False, "no platform could start"
+        files.write_status(status)
+        runner.close()
+        return 1
+    status.state, status.platforms = "running", [a.name for a in connected]
+    files.write_status(status)
+    if runner.inflight():
+        guard = RestartGuard(
+            guard_path(home.root),
+            window=config.restart_window_seconds,
+            max_boots=config.restart_max_boots,
+        )
+        allowed = config.auto_resume and guard.check_and_record()
+        await resume_turns(runner, allowed=allowed, looped=config.auto_resume)
+    chores = asyncio.ensure_future(_chores(runner, files, status))
+    await stop.wait()
+    log.info("stopping: draining running turns (up to %.0f s)", config.drain_seconds)
+    status.state = "draining"
+    files.write_status(status)
+    await runner.drain(config.drain_seconds, force=force)
+    chores.cancel()
+    for adapter in connected:
+        try:
+            await adapter.disconnect()
+        except Exception as exc:
+            log.warning("platform %s did not disconnect cleanly: %s", adapter.name, exc)
+    runner.close()
+    status.state, status.running, status.running_turns = "stopped", False, 0
+    files.write_status(status)
+    log.info("gateway stopped")
+    return 0
+
+
+async def _chores(runner: GatewayRunner, files: RunFiles, status: GatewayStatus) -> None:
+    last_sweep = time.monotonic()
+    while True:
+        await asyncio.sleep(STATUS_EVERY)
+        status.running_turns = runner.running_turns
+        files.write_status(status)
+        if time.monotonic() - last_sweep >= SWEEP_EVERY:
+            runner.cache.evict()
+            last_sweep = time.monotonic()
+
+
+def run_gateway(settings: Settings, *, adapters: list[PlatformAdapter] | None = None) -> int:
+    """`herald gateway run`: serve in the foreground until SIGTERM/SIGINT; the exit code."""
+    files = RunFiles(settings.home)
+    other = files.running_pid()
+    if other is not None:
+        log.error("a gateway is already running for %s (pid %d)", settings.home.root, other)
+        return 1
+    handler = setup_gateway_logging(settings)
+    files.write_pid()
+    try:
+        return asyncio.run(_main(settings, adapters))
+    finally:
+        files.remove_pid()
+        if handler is not None:
+            logging.getLogger().removeHandler(handler)
+            handler.close()
+
+
+async def _main(settings: Settings, adapters: list[PlatformAdapter] | None) -> int:
+    from herald.gateway.runner import GatewayRunner
+
+    stop, force = asyncio.Event(), asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            log.warning("second stop signal: interrupting running turns now")
+            force.set()
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, on_signal)
+    own = settings.home.profile_label
+    runner = GatewayRunner(served_settings(settings), default_profile=own)
+    problems: list[str] = []
+    chosen = adapters
+    if chosen is None:
+        chosen, problems = load_adapters(settings, {"store": runner.store_for(own)})
+    if problems and not chosen:
+        log.error("no enabled platform could start: %s", "; ".join(problems))
+        runner.close()
+        return 1
+    if not chosen:
+        log.warning(
+            "no gateway platform is enabled (gateway.platforms.*.enabled); idle until stopped"
+        )
+    log.info("gateway starting (pid %d, home %s)", os.getpid(), settings.home.root)
+    return await serve(runner, chosen, home=settings.home, stop=stop, force=force)
+
+
+__all__ = [
+    "GatewayStatus",
+    "RunFiles",
+    "gateway_status",
+    "load_adapters",
+    "redacting_filter",
+    "run_gateway",
+    "serve",
+    "served_settings",
+    "setup_gateway_logging",
+    "stop_gateway",
+]

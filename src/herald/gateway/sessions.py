@@ -1,0 +1,197 @@
+"""Finding or creating the Herald session (and its agent) behind a session key.
+
+The key → session id map lives in state.db (`gateway_sessions`), so a restart keeps
+every conversation; `/new` drops the mapping and the next message starts a fresh
+session. A new session is created before its first turn (with the chat's platform
+as its source and the message as its title) so the map, and the in-flight record a
+restart resumes from, exist before anything can go wrong. A per-session model chosen
+with `/model NAME` is kept in the session's meta and applied when the agent is rebuilt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from herald.config.schema_gateway import GatewayConfig
+from herald.gateway.agents import AgentCache
+from herald.state.gateway_tables import GatewayState
+
+if TYPE_CHECKING:
+    from herald.config import HeraldConfig, Settings
+    from herald.state import StateStore
+
+log = logging.getLogger(__name__)
+
+MODEL_META_KEY = "gateway_model"
+DEFAULT_CHAT_TOOLSET = "herald-cli"
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    key: str
+    profile: str
+    platform: str
+    first_text: str
+    caller_system: str | None = None  # a system message the caller supplied (API clients)
+
+
+def toolset_for(platform: str, config: GatewayConfig) -> str:
+    """`gateway.toolsets[platform]`, else ``herald-<platform>`` when that bundle exists
+    (herald-api, herald-webhook), else the full chat bundle."""
+    from herald.tools import BUILTIN_TOOLSETS
+
+    configured = config.toolsets.get(platform)
+    if configured:
+        return configured
+    own = f"herald-{platform}"
+    return own if own in BUILTIN_TOOLSETS else DEFAULT_CHAT_TOOLSET
+
+
+def config_with_model(config: HeraldConfig, model: str | None) -> HeraldConfig:
+    if not model or model == config.model.name:
+        return config
+    copy = config.model_copy(deep=True)
+    copy.model.name = model
+    return copy
+
+
+def build_agent(
+    settings: Settings,
+    store: StateStore,
+    *,
+    session_id: str | None,
+    platform: str,
+    toolset: str,
+    cwd: str,
+    first_text: str,
+    caller_system: str | None = None,
+) -> Any:
+    """An agent on `session_id`, or on a session created now (blocking)."""
+    from herald.engine import Agent, AgentOptions, title_from
+    from herald.providers import ModelClient
+
+    record = store.get_session(session_id) if session_id else None
+    model = (record.meta.get(MODEL_META_KEY) if record is not None else None) or None
+    config = config_with_model(settings.config, model)
+    client = ModelClient(config, settings.secrets, settings.home)
+    try:
+        if record is None:
+            provider, model_name = client.identity()
+            session_id = store.create_session(
+                profile=settings.home.profile_label,
+                source=platform,
+                model=model_name,
+                provider=provider,
+                title=title_from(first_text) if first_text else None,
+            )
+        return Agent(
+            config=config,
+            home=settings.home,
+            store=store,
+            client=client,
+            session_id=session_id,
+            options=AgentOptions(
+                source=platform,
+                platform=platform,
+                toolset=toolset,
+                cwd=cwd,
+                caller_system=caller_system,
+            ),
+            secrets=settings.secrets,
+        )
+    except BaseException:
+        client.close()
+        raise
+
+
+class SessionManager:
+    def __init__(
+        self,
+        *,
+        state: GatewayState,
+        cache: AgentCache,
+        config: GatewayConfig,
+        settings_for: Callable[[str], Settings],
+        store_for: Callable[[str], StateStore],
+        executor: Executor,
+    ):
+        self.state = state
+        self.cache = cache
+        self.config = config
+        self.settings_for = settings_for
+        self.store_for = store_for
+        self.executor = executor
+        self.cwd = config.cwd or os.getcwd()
+
+    def session_id(self, key: str) -> str | None:
+        return self.state.session_for(key)
+
+    async def acquire(self, request: AgentRequest) -> Any:
+        """The cached agent of `request.key`, or one built (and cached) now; pinned until
+        `release`."""
+        session_id = self.state.session_for(request.key)
+        entry = self.cache.get(request.key)
+        if entry is not None and session_id is not None and entry.agent.session_id == session_id:
+            self.cache.pin(request.key)
+            return entry.agent
+        settings = self.settings_for(request.profile)
+        store = self.store_for(request.profile)
+        loop = asyncio.get_running_loop()
+        agent = await loop.run_in_executor(
+            self.executor,
+            lambda: build_agent(
+                settings,
+                store,
+                session_id=session_id,
+                platform=request.platform,
+                toolset=toolset_for(request.platform, self.config),
+                cwd=self.cwd,
+                first_text=request.first_text,
+                caller_system=request.caller_system,
+            ),
+        )
+        if agent.session_id != session_id:
+            self.state.bind_session(request.key, request.profile, agent.session_id)
+            log.info("session key %s → new session %s", request.key, agent.session_id)
+        self.cache.put(request.key, agent, request.profile)
+        self.cache.pin(request.key)
+        return agent
+
+    def release(self, key: str) -> None:
+        self.cache.unpin(key)
+        self.cache.evict()
+
+    def bind(self, key: str, profile: str, session_id: str) -> None:
+        """Point `key` at a stored session (the API's /v1/sessions/{id})."""
+        if self.state.session_for(key) != session_id:
+            self.cache.discard(key)
+            self.state.bind_session(key, profile, session_id)
+
+    def reset(self, key: str) -> str | None:
+        """`/new`: forget the mapping and close the cached agent; the old session id."""
+        old = self.state.session_for(key)
+        self.cache.discard(key)
+        self.state.unbind_session(key)
+        return old
+
+    def remember_model(self, agent: Any, model: str) -> None:
+        meta = {**agent.session_meta, MODEL_META_KEY: model}
+        agent.store.update_session(agent.session_id, meta=meta)
+        agent.session_meta = meta
+
+
+__all__ = [
+    "DEFAULT_CHAT_TOOLSET",
+    "MODEL_META_KEY",
+    "AgentRequest",
+    "SessionManager",
+    "build_agent",
+    "config_with_model",
+    "toolset_for",
+]

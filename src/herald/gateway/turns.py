@@ -1,0 +1,255 @@
+"""Running one turn of a cached agent in the thread pool, wired to the chat.
+
+The engine calls its callbacks from the turn thread; each is handed to the event
+loop with `call_soon_threadsafe`, where the status line, the stream and the phase
+of the turn are updated. Approvals and clarify questions block the tool thread
+while the question is posted through the loop. Per-turn state is reset first:
+the agent's callbacks and human hooks are replaced, its stop flag cleared and any
+stale steer drained, so nothing leaks from one message into the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from herald.config.schema_gateway import GatewayConfig
+from herald.gateway.approvals import ChatPrompts
+from herald.gateway.contracts import Button, MessageEvent, PlatformAdapter, StreamCallbacks
+from herald.gateway.delivery import Deliverer, Target
+from herald.gateway.hygiene import run_hygiene
+from herald.gateway.status_line import StatusLine, describe_tool, shorten
+from herald.gateway.stream import StreamRedactor
+
+if TYPE_CHECKING:
+    from herald.engine import TurnResult
+
+log = logging.getLogger(__name__)
+
+Phase = Literal["preparing", "command", "model", "tool", "approval"]
+POST_TIMEOUT = 30.0
+
+
+@dataclass
+class WorkItem:
+    event: MessageEvent
+    adapter: PlatformAdapter
+    text: str
+    key: str  # delivery-ledger key of the reply
+    future: asyncio.Future[Any]
+    stream: StreamCallbacks | None = None
+    kind: Literal["message", "steer", "resume", "command"] = "message"
+    command: tuple[str, str] | None = None
+
+
+@dataclass
+class ActiveTurn:
+    item: WorkItem
+    agent: Any = None
+    phase: Phase = "preparing"
+    stop_reason: str | None = None  # user | busy | shutdown
+    steered: list[WorkItem] = field(default_factory=list)
+    tools: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def stop(self, reason: str) -> None:
+        self.stop_reason = self.stop_reason or reason
+        if self.agent is not None:
+            self.agent.interrupt()
+
+
+def target_of(event: MessageEvent) -> Target:
+    return Target(event.platform, event.chat_id, event.thread_id, event.message_id)
+
+
+class TurnDriver:
+    def __init__(
+        self,
+        *,
+        config: GatewayConfig,
+        deliverer: Deliverer,
+        executor: Executor,
+        approval_timeout: Callable[[Any], float],
+    ):
+        self.config = config
+        self.deliverer = deliverer
+        self.executor = executor
+        self.approval_timeout = approval_timeout
+
+    async def run(self, active: ActiveTurn, prompts: ChatPrompts) -> TurnResult:
+        item, agent = active.item, active.agent
+        loop = asyncio.get_running_loop()
+        push = item.adapter.push_replies
+        status = StatusLine(
+            item.adapter,
+            item.event.chat_id,
+            item.event.thread_id,
+            interval=self.config.status_edit_interval,
+            enabled=push,
+        )
+        stream = StreamRedactor(item.stream.on_text_delta) if item.stream else None
+        self._reset(agent)
+        self._install_callbacks(agent, active, status, stream, loop)
+        self._install_humans(agent, active, prompts, loop) if push else self._no_humans(agent)
+        typing = asyncio.ensure_future(self._keep_typing(item)) if push else None
+        enforcer = asyncio.ensure_future(_enforce_stop(active))
+        try:
+            if item.kind == "message" and self.config.hygiene.enabled:
+                await loop.run_in_executor(
+                    self.executor,
+                    lambda: run_hygiene(
+                        agent,
+                        self.config.hygiene,
+                        notify=lambda text: _threadsafe(loop, status.update, text),
+                    ),
+                )
+            active.phase = "model"
+            result = await loop.run_in_executor(self.executor, agent.run_turn, item.text)
+        finally:
+            enforcer.cancel()
+            if typing is not None:
+                typing.cancel()
+            if stream is not None:
+                stream.flush()
+            await status.finalize(self._final_status(active))
+        return result
+
+    # ---- per-turn wiring ------------------------------------------------------------------
+
+    @staticmethod
+    def _reset(agent: Any) -> None:
+        agent.cancel_event.clear()
+        stale = agent.steer_queue.drain()
+        if stale:
+            log.info("dropped steer left from an earlier turn of %s", agent.session_id)
+
+    def _install_callbacks(
+        self,
+        agent: Any,
+        active: ActiveTurn,
+        status: StatusLine,
+        stream: StreamRedactor | None,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        from herald.engine import TurnCallbacks
+
+        def on_tool_start(name: str, arguments: str) -> None:
+            active.phase = "tool"
+            active.tools += 1
+            _threadsafe(loop, status.update, describe_tool(name, arguments))
+
+        def on_tool_end(_name: str, _result: str, _is_error: bool) -> None:
+            active.phase = "model"
+
+        def on_status(message: str) -> None:
+            _threadsafe(loop, status.update, message)
+
+        on_delta = None
+        if stream is not None:
+
+            def on_delta(text: str) -> None:
+                _threadsafe(loop, stream.feed, text)
+
+        agent.callbacks = TurnCallbacks(
+            on_text_delta=on_delta,
+            on_tool_start=on_tool_start,
+            on_tool_end=on_tool_end,
+            on_status=on_status,
+        )
+
+    def _install_humans(
+        self, agent: Any, active: ActiveTurn, prompts: ChatPrompts, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        item = active.item
+        adapter = item.adapter
+        target = Target(item.event.platform, item.event.chat_id, item.event.thread_id)
+        cancel: threading.Event = agent.cancel_event
+        timeout = self.approval_timeout(agent)
+
+        def post(text: str, buttons: list[list[Button]] | None) -> None:
+            future = asyncio.run_coroutine_threadsafe(
+                self.deliverer.deliver(adapter, target, text, buttons=buttons), loop
+            )
+            report = future.result(POST_TIMEOUT)
+            if not report.ok:
+                raise RuntimeError(report.error or "the question could not be posted")
+
+        def approve(prompt: Any) -> str | None:
+            previous, active.phase = active.phase, "approval"
+            try:
+                return prompts.approve(
+                    prompt,
+                    post=post,
+                    buttons=adapter.supports_buttons(),
+                    timeout=timeout,
+                    cancel=cancel,
+                    on_timeout=lambda: post(
+                        f"No answer within {timeout:.0f} s: the command was not run.", None
+                    ),
+                )
+            finally:
+                active.phase = previous
+
+        def clarify(question: str, choices: list[str] | None) -> str | None:
+            previous, active.phase = active.phase, "approval"
+            try:
+                return prompts.clarify(
+                    question,
+                    choices,
+                    post=post,
+                    timeout=self.config.clarify_timeout_seconds,
+                    cancel=cancel,
+                )
+            finally:
+                active.phase = previous
+
+        agent.tool_context.approve = approve
+        agent.tool_context.clarify = clarify
+
+    @staticmethod
+    def _no_humans(agent: Any) -> None:
+        agent.tool_context.approve = None
+        agent.tool_context.clarify = None
+
+    async def _keep_typing(self, item: WorkItem) -> None:
+        while True:
+            try:
+                await item.adapter.typing(item.event.chat_id, item.event.thread_id)
+            except Exception as exc:  # decoration only
+                log.debug("typing indicator failed: %s", exc)
+            await asyncio.sleep(self.config.typing_interval)
+
+    @staticmethod
+    def _final_status(active: ActiveTurn) -> str:
+        seconds = time.monotonic() - active.started
+        tools = f"{active.tools} tool call{'s' if active.tools != 1 else ''}"
+        if active.stop_reason == "shutdown":
+            return shorten(f"⏸ paused for a restart · {tools} · {seconds:.0f} s")
+        if active.stop_reason is not None:
+            return shorten(f"■ stopped · {tools} · {seconds:.0f} s")
+        return shorten(f"✓ done · {tools} · {seconds:.0f} s")
+
+
+async def _enforce_stop(active: ActiveTurn) -> None:
+    """Keep a requested stop in force for the whole turn: the engine clears its stop flag
+    when the turn starts, so a stop that lands just before that must be set again."""
+    while True:
+        if active.stop_reason is not None and not active.agent.cancel_event.is_set():
+            active.agent.interrupt()
+        await asyncio.sleep(0.05)
+
+
+def _threadsafe(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> None:
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:  # the loop is closed: the gateway is gone, nobody to show it to
+        pass
+
+
+__all__ = ["ActiveTurn", "Phase", "TurnDriver", "WorkItem", "target_of"]

@@ -1,0 +1,132 @@
+"""HTTP for the fake Bot API: `/bot<token>/<method>` with form, multipart-free or JSON
+bodies (and query strings), answered with Telegram's JSON envelope."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+from herald.testing.fake_telegram.records import ApiCall, ApiError
+
+if TYPE_CHECKING:
+    from herald.testing.fake_telegram.server import FakeTelegramHTTPServer
+
+_PATH = re.compile(r"^/bot(?P<token>[^/]+)/(?P<method>[A-Za-z]+)/?$")
+_MAX_BODY = 16 * 1024 * 1024
+
+
+def parse_params(content_type: str, body: bytes, query: str) -> dict[str, Any]:
+    params: dict[str, Any] = dict(parse_qsl(query, keep_blank_values=True))
+    if not body:
+        return params
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if kind == "application/json":
+        decoded = json.loads(body.decode("utf-8"))
+        if not isinstance(decoded, dict):
+            raise ApiError(400, "Bad Request: request body must be a JSON object")
+        params.update(decoded)
+    elif kind == "application/x-www-form-urlencoded" or not kind:
+        params.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
+    else:
+        raise ApiError(400, f"Bad Request: unsupported content type {kind} in this fake server")
+    return params
+
+
+class FakeTelegramRequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-telegram-bot-api/1.0"
+    sys_version = ""
+    server: FakeTelegramHTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server.track(self.connection)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.untrack(self.connection)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: tests read the server's records instead of an access log."""
+
+    def do_GET(self) -> None:
+        self._guarded()
+
+    def do_POST(self) -> None:
+        self._guarded()
+
+    def _guarded(self) -> None:
+        try:
+            self._dispatch()
+        except (ConnectionError, TimeoutError):
+            self.close_connection = True  # the client went away (a cancelled long poll)
+
+    def _dispatch(self) -> None:
+        split = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(min(length, _MAX_BODY)) if length else b""
+        match = _PATH.match(split.path)
+        owner = self.server.owner
+        if match is None or not owner.api.knows(match["method"]):
+            self._answer(404, {"ok": False, "error_code": 404, "description": "Not Found"})
+            return
+        if match["token"] != owner.state.token:
+            self._answer(401, {"ok": False, "error_code": 401, "description": "Unauthorized"})
+            return
+        method = match["method"]
+        try:
+            params = parse_params(self.headers.get("Content-Type", ""), body, split.query)
+        except (ValueError, UnicodeDecodeError):
+            params = None
+        except ApiError as error:
+            self._answer(error.error_code, error.payload())
+            return
+        if params is None:
+            self._answer(400, {"ok": False, "error_code": 400, "description": "Bad Request"})
+            return
+        self._call(method, params)
+
+    def _call(self, method: str, params: dict[str, Any]) -> None:
+        owner = self.server.owner
+        state = owner.state
+        chat_id = _chat_id(params)
+        with state.cond:
+            fault = state.take_fault(method, chat_id)
+        if fault is not None and fault.drop:
+            owner.record(ApiCall(method, params, "connection dropped", time.time()))
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        try:
+            if fault is not None:
+                raise fault.error()
+            result = owner.api.call(method, params)
+        except ApiError as error:
+            owner.record(ApiCall(method, params, error.description, time.time()))
+            self._answer(error.error_code, error.payload())
+            return
+        owner.record(ApiCall(method, params, None, time.time()))
+        self._answer(200, {"ok": True, "result": result})
+
+    def _answer(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def _chat_id(params: dict[str, Any]) -> int | None:
+    try:
+        return int(params["chat_id"])
+    except (KeyError, TypeError, ValueError):
+        return None

@@ -1,0 +1,388 @@
+"""`FakeTelegramServer`: a Bot API server on 127.0.0.1 for python-telegram-bot to talk to.
+
+Tests play the users (`send_user_message`, `press_button`), read what the bot did
+(`sent_messages`, `edits`, `chat_actions`, `callback_answers`) and inject failures
+(`fail_chat`, `fail_next`, `flood`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import selectors
+import socket
+import sys
+import threading
+from http.server import ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from herald.testing.fake_telegram.http_handler import FakeTelegramRequestHandler
+from herald.testing.fake_telegram.methods import BotApi
+from herald.testing.fake_telegram.records import (
+    CHAT_FAILURES,
+    ApiCall,
+    CallbackAnswer,
+    ChatActionRecord,
+    ChatInfo,
+    EditRecord,
+    Fault,
+    SentMessage,
+)
+from herald.testing.fake_telegram.state import FakeTelegramState
+
+DEFAULT_TOKEN = "123456789:AAFakeTelegramTokenForTests0123456789"
+_GRACE_SECONDS = 0.5
+
+
+class FakeTelegramHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 64
+
+    def __init__(self, address: tuple[str, int], owner: FakeTelegramServer) -> None:
+        self.owner = owner
+        super().__init__(address, FakeTelegramRequestHandler)
+        self._wake_reader, self._wake_writer = socket.socketpair()
+        self._stopping = False
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+
+    def serve_until_stopped(self) -> None:
+        """Accept connections until `wake_and_stop` (immediately, not at a poll tick)."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.socket, selectors.EVENT_READ)
+            selector.register(self._wake_reader, selectors.EVENT_READ)
+            while not self._stopping:
+                for key, _ in selector.select():
+                    if key.fileobj is self.socket and not self._stopping:
+                        self._handle_request_noblock()
+
+    def wake_and_stop(self) -> None:
+        self._stopping = True
+        try:
+            self._wake_writer.send(b"x")
+        except OSError:
+            pass
+
+    def track(self, connection: socket.socket) -> None:
+        with self._connections_lock:
+            self._connections.add(connection)
+
+    def untrack(self, connection: socket.socket) -> None:
+        with self._connections_lock:
+            self._connections.discard(connection)
+
+    def cut_connections(self) -> None:
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._wake_reader.close()
+        self._wake_writer.close()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError | OSError) or self._stopping:
+            return  # clients hanging up (cancelled long polls) and shutdown are routine
+        super().handle_error(request, client_address)
+
+
+class FakeTelegramServer:
+    """A real HTTP server on loopback speaking the Telegram Bot API subset Herald uses."""
+
+    def __init__(
+        self,
+        token: str = DEFAULT_TOKEN,
+        *,
+        bot_username: str = "herald_test_bot",
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.host = host
+        self._requested_port = port
+        bot_id = int(token.split(":", 1)[0]) if token.split(":", 1)[0].isdigit() else 1
+        self.state = FakeTelegramState(token, bot_username, bot_id)
+        self.api = BotApi(self.state)
+        self._httpd: FakeTelegramHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> FakeTelegramServer:
+        if self._httpd is not None:
+            raise RuntimeError("FakeTelegramServer is already running")
+        with self.state.cond:
+            self.state.stopping = False
+        httpd = FakeTelegramHTTPServer((self.host, self._requested_port), self)
+        self._requested_port = int(httpd.server_address[1])  # a restart keeps the same port
+        thread = threading.Thread(
+            target=httpd.serve_until_stopped,
+            name=f"fake-telegram:{self.port_of(httpd)}",
+            daemon=True,
+        )
+        self._httpd, self._thread = httpd, thread
+        thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, thread = self._httpd, self._thread
+        if httpd is None or thread is None:
+            return
+        with self.state.cond:
+            self.state.stopping = True  # long polls return at once
+            self.state.notify()
+        httpd.wake_and_stop()
+        thread.join(_GRACE_SECONDS)
+        httpd.server_close()
+        httpd.cut_connections()
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> FakeTelegramServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @staticmethod
+    def port_of(httpd: FakeTelegramHTTPServer) -> int:
+        return int(httpd.server_address[1])
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("FakeTelegramServer is not running; call start() first")
+        return self.port_of(self._httpd)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """For `ApplicationBuilder().base_url(...)`: the library appends the token."""
+        return f"{self.url}/bot"
+
+    @property
+    def base_file_url(self) -> str:
+        return f"{self.url}/file/bot"
+
+    @property
+    def token(self) -> str:
+        return self.state.token
+
+    @property
+    def bot_username(self) -> str:
+        return str(self.state.bot["username"])
+
+    # ---- playing the users --------------------------------------------------------------------
+
+    def send_user_message(
+        self,
+        chat_id: int,
+        user_id: int,
+        text: str,
+        chat_type: str = "private",
+        thread_id: int | None = None,
+        username: str | None = None,
+        *,
+        first_name: str | None = None,
+        title: str | None = None,
+        reply_to: int | None = None,
+        photo: tuple[int, int] | None = None,
+        document: tuple[str, str, int] | None = None,
+    ) -> int:
+        """Queue an update as if `user_id` wrote `text` in `chat_id`; returns its message id.
+
+        ``chat_type`` is private (chat id = user id), group or supergroup; a ``thread_id``
+        makes the supergroup a forum and the message a topic message. ``photo`` is
+        (width, height); ``document`` is (file name, MIME type, size); with either, the
+        text becomes the caption.
+        """
+        return self.state.user_message(
+            chat_id,
+            user_id,
+            text,
+            chat_type=chat_type,
+            thread_id=thread_id,
+            username=username,
+            first_name=first_name,
+            title=title,
+            reply_to=reply_to,
+            photo=photo,
+            document=document,
+        )
+
+    def edit_user_message(self, chat_id: int, message_id: int, text: str) -> int:
+        """Queue an `edited_message` update; returns its update id."""
+        return self.state.edited_user_message(chat_id, message_id, text)
+
+    def press_button(self, chat_id: int, user_id: int, message_id: int, data: str) -> str:
+        """Queue a callback query as if `user_id` pressed the button carrying `data` on the
+        bot's message; the button must be on that message now. Returns the query id."""
+        return self.state.callback_press(chat_id, user_id, message_id, data)
+
+    def add_chat(
+        self, chat_id: int, chat_type: str = "private", *, title: str | None = None
+    ) -> None:
+        """Make a chat known without a message in it (the bot may only write known chats)."""
+        with self.state.cond:
+            if chat_type == "private":
+                self.state.ensure_user(chat_id, None, None)
+            self.state.ensure_chat(chat_id, chat_type, title, None)
+
+    # ---- failure injection --------------------------------------------------------------------
+
+    def fail_chat(self, chat_id: int, kind: str | None = "blocked") -> None:
+        """Every call writing to `chat_id` fails from now on: blocked, kicked, deactivated or
+        not_found (None restores the chat)."""
+        if kind is not None and kind not in CHAT_FAILURES:
+            raise ValueError(f"kind must be one of {sorted(CHAT_FAILURES)}")
+        with self.state.cond:
+            chat = self.state.chats.get(chat_id)
+            if chat is None:
+                chat = self.state.chats[chat_id] = ChatInfo(chat_id, "private")
+            chat.failure = kind
+
+    def fail_next(
+        self,
+        method: str,
+        error_code: int = 500,
+        description: str = "Internal Server Error",
+        *,
+        retry_after: int | None = None,
+        chat_id: int | None = None,
+        times: int = 1,
+        drop: bool = False,
+        migrate_to_chat_id: int | None = None,
+    ) -> None:
+        """The next `times` calls of `method` (for `chat_id`, if given) fail this way;
+        ``drop=True`` cuts the connection instead of answering."""
+        with self.state.cond:
+            self.state.faults.append(
+                Fault(
+                    method,
+                    error_code,
+                    description,
+                    retry_after,
+                    chat_id,
+                    times,
+                    drop,
+                    migrate_to_chat_id,
+                )
+            )
+
+    def migrate_chat(self, chat_id: int, new_chat_id: int) -> None:
+        """The group `chat_id` became supergroup `new_chat_id`: writes to the old id answer
+        400 with ``parameters.migrate_to_chat_id`` from now on."""
+        with self.state.cond:
+            old = self.state.chats.get(chat_id)
+            if old is None or old.type != "group":
+                raise ValueError(f"chat {chat_id} is not a known group")
+            self.state.ensure_chat(new_chat_id, "supergroup", old.title, None)
+            old.migrated_to = new_chat_id
+
+    def flood(self, method: str = "sendMessage", retry_after: int = 1, **kw: Any) -> None:
+        """A 429 flood-control answer with `parameters.retry_after` for the next call(s)."""
+        self.fail_next(
+            method,
+            429,
+            f"Too Many Requests: retry after {retry_after}",
+            retry_after=retry_after,
+            **kw,
+        )
+
+    # ---- what the bot did -----------------------------------------------------------------------
+
+    def sent_messages(self, chat_id: int | None = None) -> list[SentMessage]:
+        with self.state.cond:
+            return [m for m in self.state.sent if chat_id is None or m.chat_id == chat_id]
+
+    @property
+    def edits(self) -> list[EditRecord]:
+        with self.state.cond:
+            return list(self.state.edits)
+
+    @property
+    def chat_actions(self) -> list[ChatActionRecord]:
+        with self.state.cond:
+            return list(self.state.chat_actions)
+
+    @property
+    def callback_answers(self) -> list[CallbackAnswer]:
+        with self.state.cond:
+            return list(self.state.callback_answers)
+
+    @property
+    def calls(self) -> list[ApiCall]:
+        with self.state.cond:
+            return list(self.state.calls)
+
+    @property
+    def commands(self) -> list[dict[str, Any]]:
+        with self.state.cond:
+            return list(self.state.commands)
+
+    @property
+    def polls_started(self) -> int:
+        """getUpdates calls received so far (answered or still waiting)."""
+        with self.state.cond:
+            return self.state.poll_generation
+
+    @property
+    def pending_updates(self) -> int:
+        """Updates not yet confirmed by a later getUpdates offset."""
+        with self.state.cond:
+            return len(self.state.updates)
+
+    def record(self, call: ApiCall) -> None:
+        with self.state.cond:
+            self.state.calls.append(call)
+            self.state.notify()
+
+    # ---- waiting (blocking; the `a`-prefixed twins are for asyncio tests) ----------------------
+
+    def wait_for_messages(
+        self, chat_id: int | None, n: int, timeout: float = 10.0
+    ) -> list[SentMessage]:
+        """Block until the bot has sent at least `n` messages to `chat_id`; returns them all."""
+
+        def probe() -> list[SentMessage] | None:
+            found = self.sent_messages(chat_id)
+            return found if len(found) >= n else None
+
+        where = "in total" if chat_id is None else f"to chat {chat_id}"
+        try:
+            return self.state.wait_for(probe, timeout, f"for {n} messages {where}")
+        except TimeoutError as error:
+            texts = [m.text[:80] for m in self.sent_messages(chat_id)]
+            raise TimeoutError(f"{error}; sent so far: {texts}") from None
+
+    def wait_until(self, predicate: Any, timeout: float = 10.0, what: str = "") -> Any:
+        """Block until `predicate()` is truthy (re-checked on every server event)."""
+        return self.state.wait_for(lambda: predicate() or None, timeout, what or "for a condition")
+
+    def wait_for_updates_consumed(self, timeout: float = 10.0) -> None:
+        """Block until every queued update was fetched and confirmed by the bot."""
+        self.wait_until(lambda: not self.state.updates, timeout, "for the bot to take all updates")
+
+    async def await_updates_consumed(self, timeout: float = 10.0) -> None:
+        await asyncio.to_thread(self.wait_for_updates_consumed, timeout)
+
+    async def await_messages(
+        self, chat_id: int | None, n: int, timeout: float = 10.0
+    ) -> list[SentMessage]:
+        return await asyncio.to_thread(self.wait_for_messages, chat_id, n, timeout)
+
+    async def await_until(self, predicate: Any, timeout: float = 10.0, what: str = "") -> Any:
+        return await asyncio.to_thread(self.wait_until, predicate, timeout, what)
