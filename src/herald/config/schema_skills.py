@@ -1,5 +1,5 @@
-"""Config sections `skills`, `curator` and `learning`: the skill library, its curator and
-the background review that writes memories and skills after a turn."""
+"""Config sections `skills` and `curator`: the skill library and its curator (the
+background review's `learning` section lives in schema_learning.py)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,3 @@ class CuratorConfig(StrictModel):
                 f"stale_after_days ({self.stale_after_days:g})"
             )
         return self
-
-
-class LearningConfig(StrictModel):
-    pass

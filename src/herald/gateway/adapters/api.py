@@ -32,16 +32,13 @@ from herald.gateway.adapters.api_server import (
     platform_section,
     resolve_secret,
 )
+from herald.gateway.adapters.http_base import HttpResponseAdapter
 from herald.gateway.contracts import (
-    Button,
     DispatchResult,
     EventSink,
     MessageEvent,
-    PlatformAdapter,
-    SendResult,
     StreamCallbacks,
 )
-from herald.safety import redact
 
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
@@ -55,9 +52,9 @@ __all__ = ["AdapterConfigError", "ApiAdapter", "create_adapter"]
 _MIN_KEY_CHARS = 16
 
 
-class ApiAdapter(PlatformAdapter):
+class ApiAdapter(HttpResponseAdapter):
     name = "api"
-    push_replies = False
+    push_refusal = "the API answers in the HTTP response and cannot push messages"
 
     def __init__(
         self,
@@ -111,42 +108,15 @@ class ApiAdapter(PlatformAdapter):
             self._store, self._own_store = None, False
 
     @property
-    def port(self) -> int:
-        if self._server is None or self._server.port is None:
-            raise RuntimeError("the API adapter is not serving; call connect() first")
-        return self._server.port
-
-    @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
     # ---- capabilities ---------------------------------------------------------------------
 
-    def max_message_length(self, chat_id: str) -> int:
-        return 1_000_000  # an HTTP body: the runner has no reason to split
-
     def markdown_flavour(self) -> str:
         return "commonmark"
 
-    async def send(
-        self,
-        chat_id: str,
-        text: str,
-        *,
-        reply_to: str | None = None,
-        thread_id: str | None = None,
-        buttons: list[list[Button]] | None = None,
-    ) -> SendResult:
-        return SendResult(
-            ok=False,
-            permanent_failure=True,
-            error="the API answers in the HTTP response and cannot push messages",
-        )
-
     # ---- what the app uses ----------------------------------------------------------------
-
-    def redact(self, text: str) -> str:
-        return redact(text, extra_secrets=self._extra)
 
     def extra_secrets(self) -> tuple[str, ...]:
         return self._extra

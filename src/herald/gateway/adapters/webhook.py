@@ -37,16 +37,14 @@ from herald.gateway.adapters.api_server import (
     platform_section,
     resolve_secret,
 )
+from herald.gateway.adapters.http_base import HttpResponseAdapter
 from herald.gateway.adapters.webhook_app import build_webhook_app, frame_untrusted
 from herald.gateway.contracts import (
-    Button,
     DispatchResult,
     EventSink,
     MessageEvent,
-    PlatformAdapter,
     SendResult,
 )
-from herald.safety import redact
 
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, Secrets
@@ -61,9 +59,9 @@ Deliver = Callable[..., Awaitable[Any]]
 _KEEP_DELIVERIES = 256
 
 
-class WebhookAdapter(PlatformAdapter):
+class WebhookAdapter(HttpResponseAdapter):
     name = "webhook"
-    push_replies = False
+    push_refusal = "webhooks answer in the HTTP response or through deliver_to; they cannot push"
 
     def __init__(
         self,
@@ -117,36 +115,10 @@ class WebhookAdapter(PlatformAdapter):
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=10)
 
-    @property
-    def port(self) -> int:
-        if self._server is None or self._server.port is None:
-            raise RuntimeError("the webhook adapter is not serving; call connect() first")
-        return self._server.port
 
     # ---- capabilities ---------------------------------------------------------------------
 
-    def max_message_length(self, chat_id: str) -> int:
-        return 1_000_000
-
-    async def send(
-        self,
-        chat_id: str,
-        text: str,
-        *,
-        reply_to: str | None = None,
-        thread_id: str | None = None,
-        buttons: list[list[Button]] | None = None,
-    ) -> SendResult:
-        return SendResult(
-            ok=False,
-            permanent_failure=True,
-            error="webhooks answer in the HTTP response or through deliver_to; they cannot push",
-        )
-
     # ---- what the app uses ----------------------------------------------------------------
-
-    def redact(self, text: str) -> str:
-        return redact(text, extra_secrets=self._extra)
 
     def build_event(self, name: str, content: str, delivery_id: str) -> MessageEvent:
         return MessageEvent(

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import itertools
-import selectors
 import socket
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from http.server import ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
 
 from herald.testing.fake_llm.http_handler import FakeLLMRequestHandler
 from herald.testing.fake_llm.recording import RecordedRequest
 from herald.testing.fake_llm.script import DEFAULT_TEXT, Action, Fault, Reply
+from herald.testing.stoppable_server import StoppableHTTPServer
 
 RequestHandlerFn = Callable[[RecordedRequest], Action | None]
 
@@ -25,50 +22,11 @@ DEFAULT_MODELS = ("fake-model", "fake-model-mini")
 _SHUTDOWN_GRACE_SECONDS = 0.5
 
 
-class FakeHTTPServer(ThreadingHTTPServer):
+class FakeHTTPServer(StoppableHTTPServer):
     """Threaded HTTP server whose handlers reach back to their `FakeLLMServer`."""
 
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 64
-
     def __init__(self, address: tuple[str, int], owner: FakeLLMServer) -> None:
-        self.owner = owner
-        super().__init__(address, FakeLLMRequestHandler)
-        self._wake_reader, self._wake_writer = socket.socketpair()
-        self._stopping = False
-
-    def serve_until_stopped(self) -> None:
-        """Accept connections until `wake_and_stop`.
-
-        Unlike ``serve_forever`` (which notices shutdown only at its next poll
-        tick), this loop also waits on a wake-up socket, so stopping is immediate.
-        """
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.socket, selectors.EVENT_READ)
-            selector.register(self._wake_reader, selectors.EVENT_READ)
-            while not self._stopping:
-                for key, _ in selector.select():
-                    if key.fileobj is self.socket and not self._stopping:
-                        self._handle_request_noblock()
-
-    def wake_and_stop(self) -> None:
-        self._stopping = True
-        try:
-            self._wake_writer.send(b"x")
-        except OSError:
-            pass
-
-    def server_close(self) -> None:
-        super().server_close()
-        self._wake_reader.close()
-        self._wake_writer.close()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        if isinstance(error, ConnectionError | TimeoutError) or self.owner.stop_event.is_set():
-            return  # clients hanging up and shutdown are routine here
-        super().handle_error(request, client_address)
+        super().__init__(address, FakeLLMRequestHandler, owner)
 
 
 class FakeLLMServer:

@@ -8,11 +8,7 @@ Tests play the users (`send_user_message`, `press_button`), read what the bot di
 from __future__ import annotations
 
 import asyncio
-import selectors
-import socket
-import sys
 import threading
-from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
@@ -29,68 +25,15 @@ from herald.testing.fake_telegram.records import (
     SentMessage,
 )
 from herald.testing.fake_telegram.state import FakeTelegramState
+from herald.testing.stoppable_server import StoppableHTTPServer
 
 DEFAULT_TOKEN = "123456789:AAFakeTelegramTokenForTests0123456789"
 _GRACE_SECONDS = 0.5
 
 
-class FakeTelegramHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 64
-
+class FakeTelegramHTTPServer(StoppableHTTPServer):
     def __init__(self, address: tuple[str, int], owner: FakeTelegramServer) -> None:
-        self.owner = owner
-        super().__init__(address, FakeTelegramRequestHandler)
-        self._wake_reader, self._wake_writer = socket.socketpair()
-        self._stopping = False
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-
-    def serve_until_stopped(self) -> None:
-        """Accept connections until `wake_and_stop` (immediately, not at a poll tick)."""
-        with selectors.DefaultSelector() as selector:
-            selector.register(self.socket, selectors.EVENT_READ)
-            selector.register(self._wake_reader, selectors.EVENT_READ)
-            while not self._stopping:
-                for key, _ in selector.select():
-                    if key.fileobj is self.socket and not self._stopping:
-                        self._handle_request_noblock()
-
-    def wake_and_stop(self) -> None:
-        self._stopping = True
-        try:
-            self._wake_writer.send(b"x")
-        except OSError:
-            pass
-
-    def track(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.add(connection)
-
-    def untrack(self, connection: socket.socket) -> None:
-        with self._connections_lock:
-            self._connections.discard(connection)
-
-    def cut_connections(self) -> None:
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            try:
-                connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def server_close(self) -> None:
-        super().server_close()
-        self._wake_reader.close()
-        self._wake_writer.close()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        error = sys.exc_info()[1]
-        if isinstance(error, ConnectionError | TimeoutError | OSError) or self._stopping:
-            return  # clients hanging up (cancelled long polls) and shutdown are routine
-        super().handle_error(request, client_address)
+        super().__init__(address, FakeTelegramRequestHandler, owner)
 
 
 class FakeTelegramServer:
