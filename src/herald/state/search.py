@@ -139,21 +139,26 @@ def search(
     except sqlite3.OperationalError as exc:  # quoting makes this unreachable; stay safe anyway
         log.warning("full-text search failed for %r: %s", query[:200], exc)
         rows = []
-    for row in rows:
-        hits.append(
-            SearchHit(
-                message_id=row["id"],
-                session_id=row["session_id"],
-                role=row["role"],
-                snippet=row["snip"] or "",
-                rank=float(row["score"]),
-                created_at=row["created_at"],
-                active=bool(row["active"]),
-            )
-        )
+    hits.extend(hit_from_row(row) for row in rows)
     if len(hits) < limit and any(_is_unsegmented(char) for term in terms for char in term):
         hits.extend(_substring_hits(conn, terms, limit - len(hits), hits, where, params))
     return hits
+
+
+def hit_from_row(
+    row: sqlite3.Row, *, snippet: str | None = None, rank: float | None = None
+) -> SearchHit:
+    """A hit from a message row (id, session_id, role, created_at, active); the snippet
+    and rank come from the row's `snip` and `score` unless given."""
+    return SearchHit(
+        message_id=row["id"],
+        session_id=row["session_id"],
+        role=row["role"],
+        snippet=(row["snip"] or "") if snippet is None else snippet,
+        rank=float(row["score"]) if rank is None else rank,
+        created_at=row["created_at"],
+        active=bool(row["active"]),
+    )
 
 
 def _substring_hits(
@@ -180,14 +185,6 @@ def _substring_hits(
         return []
     anchor = next(t for t in terms if any(_is_unsegmented(c) for c in t))
     return [
-        SearchHit(
-            message_id=row["id"],
-            session_id=row["session_id"],
-            role=row["role"],
-            snippet=_substring_snippet(row["content"], anchor),
-            rank=0.0,
-            created_at=row["created_at"],
-            active=bool(row["active"]),
-        )
+        hit_from_row(row, snippet=_substring_snippet(row["content"], anchor), rank=0.0)
         for row in rows
     ]

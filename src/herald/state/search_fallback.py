@@ -26,6 +26,7 @@ from herald.state.search import (
     SNIPPET_OPEN,
     SNIPPET_TOKENS,
     _is_unsegmented,
+    hit_from_row,
     query_terms,
 )
 
@@ -118,15 +119,7 @@ def any_term_search(
         log.warning("any-term search failed for %r: %s", query[:200], exc)
         return []
     return [
-        SearchHit(
-            message_id=row["id"],
-            session_id=row["session_id"],
-            role=row["role"],
-            snippet=row["snip"] or "",
-            rank=float(row["score"]),
-            created_at=row["created_at"],
-            active=bool(row["active"]),
-        )
+        hit_from_row(row)
         for row in rows
     ]
 
@@ -187,14 +180,8 @@ def trigram_search(
         log.warning("trigram search failed: %s", exc)
         return []
     return [
-        SearchHit(
-            message_id=row["id"],
-            session_id=row["session_id"],
-            role=row["role"],
-            snippet=_snippet(row["content"], pieces),
-            rank=-float(row["matched"]) / len(pieces),
-            created_at=row["created_at"],
-            active=bool(row["active"]),
+        hit_from_row(
+            row, snippet=_snippet(row["content"], pieces), rank=-float(row["matched"]) / len(pieces)
         )
         for row in rows
     ]

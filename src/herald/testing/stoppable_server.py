@@ -44,6 +44,18 @@ class StoppableHTTPServer(ThreadingHTTPServer):
                     if key.fileobj is self.socket and not self._stopping:
                         self._handle_request_noblock()
 
+    def serve_in_thread(self, name: str) -> threading.Thread:
+        thread = threading.Thread(target=self.serve_until_stopped, name=name, daemon=True)
+        thread.start()
+        return thread
+
+    def stop_serving(self, thread: threading.Thread, grace: float) -> None:
+        """End the accept loop, close the listening socket and cut tracked connections."""
+        self.wake_and_stop()
+        thread.join(grace)
+        self.server_close()
+        self.cut_connections()
+
     def wake_and_stop(self) -> None:
         self._stopping = True
         try:

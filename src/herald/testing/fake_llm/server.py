@@ -67,13 +67,8 @@ class FakeLLMServer:
             raise RuntimeError("FakeLLMServer is already running")
         self.stop_event.clear()
         httpd = FakeHTTPServer((self.host, self._requested_port), self)
-        thread = threading.Thread(
-            target=httpd.serve_until_stopped,
-            name=f"fake-llm:{httpd.server_address[1]}",
-            daemon=True,
-        )
-        self._httpd, self._serve_thread = httpd, thread
-        thread.start()
+        self._httpd = httpd
+        self._serve_thread = httpd.serve_in_thread(f"fake-llm:{httpd.server_address[1]}")
         return self
 
     def stop(self) -> None:
@@ -82,9 +77,7 @@ class FakeLLMServer:
         if httpd is None or thread is None:
             return
         self.stop_event.set()
-        httpd.wake_and_stop()
-        thread.join(_SHUTDOWN_GRACE_SECONDS)
-        httpd.server_close()
+        httpd.stop_serving(thread, _SHUTDOWN_GRACE_SECONDS)
         with self._lock:
             connections = dict(self._connections)
         for connection in connections:

@@ -64,13 +64,8 @@ class FakeTelegramServer:
             self.state.stopping = False
         httpd = FakeTelegramHTTPServer((self.host, self._requested_port), self)
         self._requested_port = int(httpd.server_address[1])  # a restart keeps the same port
-        thread = threading.Thread(
-            target=httpd.serve_until_stopped,
-            name=f"fake-telegram:{self.port_of(httpd)}",
-            daemon=True,
-        )
-        self._httpd, self._thread = httpd, thread
-        thread.start()
+        self._httpd = httpd
+        self._thread = httpd.serve_in_thread(f"fake-telegram:{self.port_of(httpd)}")
         return self
 
     def stop(self) -> None:
@@ -80,10 +75,7 @@ class FakeTelegramServer:
         with self.state.cond:
             self.state.stopping = True  # long polls return at once
             self.state.notify()
-        httpd.wake_and_stop()
-        thread.join(_GRACE_SECONDS)
-        httpd.server_close()
-        httpd.cut_connections()
+        httpd.stop_serving(thread, _GRACE_SECONDS)
         self._httpd = self._thread = None
 
     def __enter__(self) -> FakeTelegramServer:
