@@ -35,7 +35,10 @@ def _status_callbacks():
     def on_tool_start(name: str, _arguments: str) -> None:
         console.print(f"· running {name}", style="dim", highlight=False)
 
-    return TurnCallbacks(on_status=on_status, on_tool_start=on_tool_start)
+    def on_learning(notice: str) -> None:
+        console.print(f"· learned: {notice}", style="dim", highlight=False)
+
+    return TurnCallbacks(on_status=on_status, on_tool_start=on_tool_start, on_learning=on_learning)
 
 
 def exit_code_for(result: TurnResult) -> int:

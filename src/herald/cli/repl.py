@@ -54,6 +54,7 @@ class Repl:
             on_text_delta=self._on_text,
             on_tool_start=lambda name, _args: self._status(f"running {name}"),
             on_status=self._status,
+            on_learning=lambda notice: self._status(f"learned: {notice}"),
         )
         agent = build_agent(
             self.settings,

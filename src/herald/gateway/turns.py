@@ -81,6 +81,7 @@ class TurnDriver:
         self.deliverer = deliverer
         self.executor = executor
         self.approval_timeout = approval_timeout
+        self._notices: set[asyncio.Future[Any]] = set()
 
     async def run(self, active: ActiveTurn, prompts: ChatPrompts) -> TurnResult:
         item, agent = active.item, active.agent
@@ -156,11 +157,35 @@ class TurnDriver:
             def on_delta(text: str) -> None:
                 _threadsafe(loop, stream.feed, text)
 
+        def on_learning(notice: str) -> None:
+            """The background review finished after the reply: tell the chat in one line."""
+            if not active.item.adapter.push_replies:
+                return
+            item = active.item
+
+            def post() -> None:
+                task = asyncio.ensure_future(
+                    self.deliverer.deliver(
+                        item.adapter,
+                        target_of(item.event),
+                        f"Learned: {notice}.",
+                        key=f"{item.key}:learning",
+                    )
+                )
+                self._notices.add(task)  # keep a reference until it is sent
+                task.add_done_callback(self._notices.discard)
+
+            try:
+                loop.call_soon_threadsafe(post)
+            except RuntimeError:  # the gateway stopped meanwhile
+                log.info("learning notice not delivered (gateway stopped): %s", notice)
+
         agent.callbacks = TurnCallbacks(
             on_text_delta=on_delta,
             on_tool_start=on_tool_start,
             on_tool_end=on_tool_end,
             on_status=on_status,
+            on_learning=on_learning,
         )
 
     def _install_humans(
