@@ -98,8 +98,14 @@ def test_usage_matches_llamas_own_non_streaming_report(
                                                                 temperature=0.0))
     response = transport.call(request, stream=True)
     llama = transport.loaded_model().llama
+    from herald.providers.local.transport import FREQUENCY_PENALTY
+
     reference = llama.create_chat_completion(
-        messages=request["messages"], max_tokens=max_tokens, temperature=0.0
+        messages=request["messages"],
+        max_tokens=max_tokens,
+        temperature=0.0,
+        repeat_penalty=1.0,
+        frequency_penalty=FREQUENCY_PENALTY,  # the same sampling the transport uses
     )
     assert response.text == reference["choices"][0]["message"]["content"]
     assert response.finish_reason == reference["choices"][0]["finish_reason"]

@@ -49,7 +49,8 @@ from herald.providers.local.prompting import answered_calls, canonical_call, ren
 from herald.providers.local.reply import AnswerStream, ParsedReply, parse_reply
 from herald.providers.local.runtime import GENERATION_LOCK, LoadedModel, load_model
 
-DEFAULT_MAX_TOKENS = 512
+DEFAULT_MAX_TOKENS = 384
+FREQUENCY_PENALTY = 0.6
 DEFAULT_TEMPERATURE = 0.2
 _LOCK_POLL_SECONDS = 0.05
 
@@ -265,6 +266,11 @@ class LocalTransport(ProviderTransport):
             max_tokens=max_tokens,
             temperature=float(request["temperature"]),
             seed=request.get("seed"),
+            # A 135M model loops on its own phrases ("I'm here to help… I'm here to help…").
+            # A frequency penalty on generated tokens stops that; llama.cpp's repeat
+            # penalty would also punish the prompt's reply format and make it echo it.
+            repeat_penalty=1.0,
+            frequency_penalty=FREQUENCY_PENALTY,
         )
         try:
             for chunk in chunks:
