@@ -7,6 +7,7 @@
 from herald.engine.agent import Agent, AgentOptions, title_from
 from herald.engine.budget import IterationBudget
 from herald.engine.callbacks import TurnCallbacks
+from herald.engine.handle import Humans, TurnHandle
 from herald.engine.ports import TranscriptStore
 from herald.engine.repair import (
     CANCELLED_RESULT,
@@ -26,12 +27,14 @@ __all__ = [
     "Agent",
     "AgentOptions",
     "ExitReason",
+    "Humans",
     "IterationBudget",
     "PersistenceError",
     "RepairReport",
     "SteerQueue",
     "TranscriptStore",
     "TurnCallbacks",
+    "TurnHandle",
     "TurnResult",
     "repair_transcript",
     "title_from",

@@ -26,6 +26,7 @@ from herald.context import (
 from herald.engine import session as session_stage
 from herald.engine.budget import IterationBudget
 from herald.engine.callbacks import TurnCallbacks
+from herald.engine.handle import Humans, TurnHandle
 from herald.engine.iteration import run_iterations
 from herald.engine.ports import TranscriptStore
 from herald.engine.pressure import compress_history, relieve_pressure
@@ -114,6 +115,7 @@ class Agent:
         self.review_thread: threading.Thread | None = None  # the last background review
         self.curator_thread: threading.Thread | None = None
         self._turn_text = ""
+        self._turn_lock = threading.Lock()
         self.tool_context.environment = self._create_environment()
         self.memory = self._create_memory()
         if config.approvals.mode == "smart":  # the auxiliary model reviews risky commands first
@@ -158,6 +160,36 @@ class Agent:
         self.steer_queue.push(text)
 
     # ---- one turn -------------------------------------------------------------------------
+
+    def start_turn(
+        self,
+        text: str,
+        *,
+        callbacks: TurnCallbacks | None = None,
+        humans: Humans | None = None,
+    ) -> TurnHandle:
+        """Run one turn on its own thread; the handle interrupts, steers and waits for it.
+        Without ``humans`` the turn is unattended (approvals follow the unattended policy).
+        One turn runs at a time per agent; a second start waits for the first to end."""
+        handle = TurnHandle(cancel=self.cancel_event, steer=self.steer_queue.push)
+
+        def run() -> None:
+            with self._turn_lock:
+                saved = (self.callbacks, self.tool_context.approve, self.tool_context.clarify)
+                self.callbacks = callbacks or TurnCallbacks()
+                self.tool_context.approve = humans.approve if humans else None
+                self.tool_context.clarify = humans.clarify if humans else None
+                try:
+                    result = self.run_turn(text)
+                except BaseException as exc:  # handed to the caller through result()
+                    handle._finish(None, exc)
+                    return
+                finally:
+                    self.callbacks, self.tool_context.approve, self.tool_context.clarify = saved
+                handle._finish(result)
+
+        threading.Thread(target=run, name="herald-turn", daemon=True).start()
+        return handle
 
     def run_turn(self, text: str) -> TurnResult:
         max_turns = self.options.max_turns or self.config.agent.max_turns

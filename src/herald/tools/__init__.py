@@ -6,6 +6,7 @@ controller are the pure parts of a tool round the engine runs.
 """
 
 from herald.tools.coercion import coerce_arguments
+from herald.tools.declare import tool
 from herald.tools.definitions import (
     DefinitionsCache,
     ToolSelection,
@@ -89,6 +90,7 @@ __all__ = [
     "resolve_toolset",
     "sanitize_error",
     "select_tools",
+    "tool",
 ]
 
 # The built-in tools register themselves on import; imported last so each can use the

@@ -213,6 +213,14 @@ class ToolRegistry:
             self.generation += 1
         return spec
 
+    def add(self, *specs: ToolSpec) -> None:
+        """Add declared tools (see `herald.tools.declare`); a later spec of the same name
+        replaces the earlier one."""
+        with self._lock:
+            for spec in specs:
+                self._tools[spec.name] = spec
+            self.generation += 1
+
     def unregister(self, name: str) -> None:
         with self._lock:
             if self._tools.pop(name, None) is not None:

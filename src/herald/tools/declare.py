@@ -1,0 +1,199 @@
+"""`@tool`: declare a tool once, on a typed function.
+
+The JSON schema sent to the model and the argument errors the model reads both
+come from the function's signature and docstring, so a tool is written in one
+place::
+
+    @tool(toolset="file", parallel_safe=True, reads=("path",))
+    def read_file(ctx: ToolContext, path: str, offset: int = 1, limit: int = 400) -> str:
+        \"\"\"Read a text file with line numbers.
+
+        Args:
+            path: the file to read, absolute or relative to the working directory
+            offset: the first line to show (1-based)
+        \"\"\"
+
+The decorator returns the `ToolSpec` (a value): a capability package exports
+its specs (for example as a tuple ``TOOLS``) and a composition root adds them
+to a registry. Declaring registers nothing. ``schema=`` keeps an explicit
+JSON schema possible for tools whose arguments do not fit a signature; the
+function then receives the argument dict as keyword arguments.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from herald.tools.registry import (
+    DEFAULT_MAX_RESULT_CHARS,
+    ToolArgumentError,
+    ToolContext,
+    ToolSpec,
+)
+
+_ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$", re.IGNORECASE)
+_ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
+
+
+def tool(
+    *,
+    toolset: str,
+    name: str | None = None,
+    description: str | None = None,
+    parallel_safe: bool = False,
+    reads: Iterable[str] = (),
+    writes: Iterable[str] = (),
+    schema: dict[str, Any] | None = None,
+    check: Callable[[ToolContext], bool] | None = None,
+    requires_env: Iterable[str] = (),
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    restore: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None,
+) -> Callable[[Callable[..., Any]], ToolSpec]:
+    """Turn ``fn(ctx, **arguments)`` into a `ToolSpec`.
+
+    ``reads`` / ``writes`` name the arguments that hold paths the tool reads or
+    writes (the batch planner keeps writers apart from overlapping calls)."""
+
+    def declare(fn: Callable[..., Any]) -> ToolSpec:
+        tool_name = name or fn.__name__
+        summary, arg_docs = _parse_docstring(fn.__doc__ or "")
+        if schema is not None:
+            parameters = schema.get("parameters", schema)
+            validate = None
+        else:
+            parameters, validate = _schema_from_signature(tool_name, fn, arg_docs)
+        text = description if description is not None else summary
+        if not text:
+            raise ValueError(f"tool {tool_name!r} needs a docstring or description=")
+        scopes = [f"read:{a}" for a in reads] + [f"write:{a}" for a in writes]
+
+        def handler(args: dict[str, Any], ctx: ToolContext) -> Any:
+            values = validate(args) if validate is not None else args
+            return fn(ctx, **values)
+
+        handler.__name__ = f"{tool_name}_handler"
+        return ToolSpec(
+            name=tool_name,
+            toolset=toolset,
+            schema={"name": tool_name, "description": text, "parameters": parameters},
+            handler=handler,
+            check_fn=check,
+            requires_env=tuple(requires_env),
+            parallel_safe=parallel_safe,
+            path_scope=",".join(scopes) or None,
+            max_result_chars=max_result_chars,
+            restore_fn=restore,
+        )
+
+    return declare
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """The description (everything before an ``Args:`` section) and per-argument text."""
+    lines = inspect.cleandoc(doc).splitlines() if doc.strip() else []
+    summary: list[str] = []
+    args: dict[str, str] = {}
+    current: str | None = None
+    in_args = False
+    for line in lines:
+        if _ARGS_HEADER.match(line):
+            in_args = True
+            continue
+        if not in_args:
+            summary.append(line)
+            continue
+        match = _ARG_LINE.match("  " + line if not line.startswith(" ") else line)
+        if match and not line.startswith("      "):
+            current = match.group(1)
+            args[current] = match.group(2).strip()
+        elif current is not None and line.strip():
+            args[current] += " " + line.strip()
+        elif not line.strip():
+            current = None
+    text = " ".join(" ".join(summary).split())
+    return text, args
+
+
+def _schema_from_signature(
+    tool_name: str, fn: Callable[..., Any], arg_docs: dict[str, str]
+) -> tuple[dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]:
+    from pydantic import ConfigDict, Field, ValidationError, create_model
+
+    hints = typing.get_type_hints(fn)
+    params = list(inspect.signature(fn).parameters.values())
+    if not params or params[0].name != "ctx":
+        raise TypeError(f"tool {tool_name!r}: the first parameter must be `ctx: ToolContext`")
+    fields: dict[str, Any] = {}
+    for param in params[1:]:
+        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            raise TypeError(f"tool {tool_name!r}: *args/**kwargs cannot be described to a model")
+        annotation = hints.get(param.name, Any)
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (
+            annotation,
+            Field(default, description=arg_docs.get(param.name)),
+        )
+    model = create_model(  # type: ignore[call-overload]
+        f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    parameters = _clean_schema(model.model_json_schema())
+    names = [p.name for p in params[1:]]
+
+    def validate(args: dict[str, Any]) -> dict[str, Any]:
+        try:
+            parsed = model.model_validate(args)
+        except ValidationError as exc:
+            raise ToolArgumentError(_explain(tool_name, exc)) from None
+        return {n: getattr(parsed, n) for n in names}
+
+    return parameters, validate
+
+
+def _explain(tool_name: str, exc: Any) -> str:
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
+        if error.get("type") == "missing":
+            problems.append(f"'{where}' is required")
+        elif error.get("type") == "extra_forbidden":
+            problems.append(f"'{where}' is not an argument of {tool_name}")
+        else:
+            problems.append(f"'{where}': {error.get('msg', 'invalid')}")
+    return f"invalid arguments for {tool_name}: " + "; ".join(problems)
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Pydantic's schema without titles, with ``X | None`` shown as X (fewer bytes per
+    request; a missing optional argument is simply left out)."""
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node and node["$ref"].startswith("#/$defs/"):
+                return walk(dict(defs[node["$ref"].rsplit("/", 1)[1]]))
+            any_of = node.get("anyOf")
+            if isinstance(any_of, list):
+                rest = [s for s in any_of if s != {"type": "null"}]
+                if len(rest) == 1 and len(rest) < len(any_of):
+                    merged = {k: v for k, v in node.items() if k != "anyOf"}
+                    merged.update(rest[0])
+                    node = merged
+            return {k: walk(v) for k, v in node.items() if k != "title"}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    cleaned = walk(schema)
+    cleaned.pop("additionalProperties", None)
+    for prop in cleaned.get("properties", {}).values():
+        if prop.get("default", 0) is None:
+            prop.pop("default")
+    cleaned.setdefault("properties", {})
+    return cleaned
+
+
+__all__ = ["tool"]
