@@ -39,7 +39,6 @@ from herald.engine.turn_state import TurnState
 from herald.engine.usage import record_main_usage, store_usage
 from herald.providers import NormalizedResponse
 from herald.tools import DEFAULT_BUNDLE, ToolContext, ToolRegistry, ToolSelection, select_tools
-from herald.tools import registry as default_registry
 
 if TYPE_CHECKING:
     from herald.config import Secrets, Settings
@@ -87,7 +86,11 @@ class Agent:
         self.home = home
         self.store = store
         self.client = client
-        self.registry = registry or default_registry
+        if registry is None:
+            from herald.toolbox import default_registry
+
+            registry = default_registry()
+        self.registry = registry
         self.options = options or AgentOptions()
         self.callbacks = callbacks or TurnCallbacks()
         self.cancel_event = threading.Event()
