@@ -43,8 +43,24 @@ class WebhookPlatformConfig(StrictModel):
     )
 
 
+class WebPlatformConfig(StrictModel):
+    """The web chat and dashboard. Log in with the token `herald web token` prints."""
+
+    enabled: bool = False
+    host: str = Field("127.0.0.1", description="a non-loopback address needs a login token")
+    port: int = Field(8644, ge=0, le=65535, description="0 = any free port")
+    base_path: str = Field("", description="the sub-path behind a reverse proxy, e.g. /herald")
+    secure_cookie: bool | None = Field(
+        None, description="Secure cookie flag; unset = when the request came over HTTPS"
+    )
+    session_hours: float = Field(12.0, gt=0, description="how long a login lasts")
+    login_attempts_per_minute: int = Field(5, ge=1, description="failed logins per address")
+    max_upload_mb: float = Field(20.0, gt=0, description="largest file a chat may upload")
+
+
 class PlatformsConfig(StrictModel):
     api: ApiPlatformConfig = Field(default_factory=ApiPlatformConfig)
+    web: WebPlatformConfig = Field(default_factory=WebPlatformConfig)
     telegram: TelegramPlatformConfig = Field(default_factory=TelegramPlatformConfig)
     webhook: WebhookPlatformConfig = Field(default_factory=WebhookPlatformConfig)
 

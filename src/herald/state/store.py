@@ -15,11 +15,11 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from herald.state import history
 from herald.state import search as fts
@@ -31,6 +31,8 @@ from herald.state.history import Lineage, SessionSlice, SessionSummary
 from herald.state.messages import NewMessage, normalize_message
 from herald.state.records import SearchHit, SessionRecord, StoredMessage, UsageRecord
 from herald.state.schema import check_not_newer, migrate, read_version
+
+T = TypeVar("T")
 
 _UPDATABLE_FIELDS = frozenset(
     {"title", "model", "provider", "system_prompt_hash", "last_exit_reason", "parent_id", "meta"}
@@ -483,6 +485,13 @@ class StateStore:
     def list_usage(self, sid: str) -> list[UsageRecord]:
         rows = self._read("SELECT * FROM usage WHERE session_id = ? ORDER BY id", (sid,))
         return [UsageRecord.from_row(row) for row in rows]
+
+    # -- reports -----------------------------------------------------------
+
+    def report(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a read-only report from `herald.state.reports` on a reader connection."""
+        with self._readers.connection() as conn:
+            return fn(conn, *args, **kwargs)
 
     # -- search ------------------------------------------------------------
 
