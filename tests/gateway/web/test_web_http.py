@@ -39,9 +39,7 @@ async def web(
     assert isinstance(adapter, WebAdapter)
     runner = GatewayRunner({"default": settings}, adapters)
     await adapter.connect(runner)
-    async with httpx.AsyncClient(
-        base_url=f"http://127.0.0.1:{adapter.port}", timeout=30
-    ) as client:
+    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{adapter.port}", timeout=30) as client:
         yield adapter, token, client
     await runner.shutdown(0, grace=5)
     await adapter.disconnect()
@@ -100,9 +98,11 @@ async def test_failed_logins_are_rate_limited(web) -> None:
 async def test_a_message_streams_and_a_reconnect_resumes_without_duplicates(
     web, fake_llm: FakeLLMServer
 ) -> None:
-    adapter, token, client = web
+    _adapter, token, client = web
     csrf = await login(client, token)
-    fake_llm.enqueue(Reply.text("Hello from the web, in pieces.", chunk_size=5, usage=FakeUsage(30, 6)))
+    fake_llm.enqueue(
+        Reply.text("Hello from the web, in pieces.", chunk_size=5, usage=FakeUsage(30, 6))
+    )
     sent = await client.post(
         f"/api/chats/{CHAT}/messages", json={"text": "hello"}, headers={"X-CSRF-Token": csrf}
     )

@@ -19,7 +19,11 @@ async def login(client: httpx.AsyncClient, token: str, base: str = "") -> str:
 
 
 async def read_events(
-    client: httpx.AsyncClient, url: str, *, until: str = "done", headers: dict[str, str] | None = None
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    until: str = "done",
+    headers: dict[str, str] | None = None,
 ) -> list[tuple[int, str, dict[str, Any]]]:
     """Server-sent events from ``url`` up to and including the first ``until`` event."""
     events: list[tuple[int, str, dict[str, Any]]] = []
@@ -30,7 +34,9 @@ async def read_events(
         async for line in response.aiter_lines():
             if not line:
                 if "event" in current:
-                    events.append((int(current["id"]), current["event"], json.loads(current["data"])))
+                    events.append(
+                        (int(current["id"]), current["event"], json.loads(current["data"]))
+                    )
                     if current["event"] == until:
                         return events
                 current = {}
