@@ -11,8 +11,8 @@ from herald.testing.fake_llm import Fault, Reply
 pytest.importorskip("pexpect")
 pytest.importorskip("pyte")
 
-from tests.cli.conftest import needs_engine_stream_discard
 from tests.cli.screen import COLS, Screen
+from tests.stream_discard import needs_engine_stream_discard
 
 
 @pytest.fixture

@@ -62,7 +62,7 @@ def _chat_repl(ctx: typer.Context, *, resume: str | None, max_turns: int | None)
     from herald.cli.repl import Repl
 
     if not sys.stdin.isatty():
-        fail("the interactive chat needs a terminal; for one turn use: herald chat -q \"TEXT\"")
+        fail('the interactive chat needs a terminal; for one turn use: herald chat -q "TEXT"')
     settings = load(ctx)
     with open_store(settings) as store:
         session_id = resolve_session_id(store, resume)
@@ -77,7 +77,10 @@ def chat(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the turn result as JSON")] = False,
     resume: Annotated[
-        str | None, typer.Option("--resume", "-r", help="continue a session (its id, or the start or end of it)")
+        str | None,
+        typer.Option(
+            "--resume", "-r", help="continue a session (its id, or the start or end of it)"
+        ),
     ] = None,
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", min=1, help="model calls allowed this turn")

@@ -71,7 +71,9 @@ def run(ctx: typer.Context) -> None:
     try:
         code = run_gateway(settings)
     except ModuleNotFoundError as exc:  # a library the check above does not know of
-        fail(f"the gateway cannot start: {exc}; install the gateway extra with {GATEWAY_EXTRA_HINT}")
+        fail(
+            f"the gateway cannot start: {exc}; install the gateway extra with {GATEWAY_EXTRA_HINT}"
+        )
     finally:
         if handler is not None:
             logging.getLogger("herald.gateway").removeHandler(handler)

@@ -98,7 +98,7 @@ def run_oneshot(
     from herald.safety import redact
 
     if not query.strip():
-        fail("the query is empty: pass the text to send, e.g. herald chat -q \"Say hello\"")
+        fail('the query is empty: pass the text to send, e.g. herald chat -q "Say hello"')
     query = expand_skill_command(settings, query, ()) or query
     with open_store(settings) as store:
         session_id = resolve_session_id(store, resume)
