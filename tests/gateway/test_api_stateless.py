@@ -179,6 +179,23 @@ async def test_a_body_over_the_limit_gets_an_openai_error_naming_the_limit(
     assert "4 MiB" in error["message"] and error["code"] == "body_too_large"
 
 
+async def test_a_chunked_body_over_the_limit_gets_the_same_error(
+    gateway: tuple[GatewayRunner, ApiAdapter],
+) -> None:
+    _, adapter = gateway
+
+    async def pieces():  # no Content-Length: the server learns the size while reading
+        for _ in range(5):
+            yield b"x" * (1024 * 1024)
+
+    async with httpx.AsyncClient(timeout=30) as http:
+        response = await http.post(
+            f"{adapter.base_url}/chat/completions", content=pieces(), headers=AUTH
+        )
+    assert response.status_code == 413
+    assert error_of(response)["code"] == "body_too_large"
+
+
 async def test_an_empty_body_names_the_missing_field(
     gateway: tuple[GatewayRunner, ApiAdapter],
 ) -> None:

@@ -167,10 +167,6 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-class BodyLimit(Exception):
-    """The request body passed `MAX_BODY_BYTES` while it was being read."""
-
-
 def body_too_large() -> ApiRequestError:
     return ApiRequestError(
         413,
@@ -199,18 +195,33 @@ class RequestShape:
             await error_response(body_too_large(), str)(scope, receive, send)
             return
         scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+        # Read the body here (at most the limit), so that a chunked body over the limit
+        # gets the same JSON answer as one whose Content-Length says so.
+        chunks: list[bytes] = []
         seen = 0
-
-        async def counted() -> Any:
-            nonlocal seen
+        while True:
             message = await receive()
-            if message.get("type") == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > MAX_BODY_BYTES:
-                    raise BodyLimit
-            return message
+            if message.get("type") != "http.request":  # the client hung up
+                return
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > MAX_BODY_BYTES:
+                await error_response(body_too_large(), str)(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
 
-        await self.app(scope, counted, send)
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: wait for the disconnect as usual
+
+        await self.app(scope, replay, send)
 
 
 def build_api_app(backend: ApiBackend) -> FastAPI:
@@ -255,10 +266,6 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
     @app.exception_handler(ApiRequestError)
     async def _api_error(request: Request, exc: ApiRequestError) -> JSONResponse:
         return error_response(exc, backend.redact)
-
-    @app.exception_handler(BodyLimit)
-    async def _too_large(request: Request, exc: BodyLimit) -> JSONResponse:
-        return error_response(body_too_large(), backend.redact)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
