@@ -6,43 +6,23 @@ official `openai` client and raw HTTP (as curl sends it)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
-import openai
-import pytest
 from tests.stream_discard import needs_engine_stream_discard
 
-from herald.config import Settings
+sys.path.insert(0, str(Path(__file__).parent))
+from test_api_runner_e2e import AUTH, client
+from test_api_runner_e2e import gateway as api_runner
+
 from herald.gateway.adapters.api import ApiAdapter
-from herald.gateway.lifecycle import load_adapters
 from herald.gateway.runner import GatewayRunner
 from herald.testing.fake_llm import FakeLLMServer, Fault, RecordedRequest, Reply
 
-API_KEY = "stateless-api-key-0123456789abcdef"
-AUTH = {"Authorization": f"Bearer {API_KEY}"}
-
-
-@pytest.fixture
-async def gateway(
-    gateway_settings: Callable[..., Settings],
-) -> AsyncIterator[tuple[GatewayRunner, ApiAdapter]]:
-    api = {"enabled": True, "port": 0, "api_key": "${HERALD_API_KEY}", "model_name": "herald-x"}
-    settings = gateway_settings({"platforms": {"api": api}}, env={"HERALD_API_KEY": API_KEY})
-    adapters, problems = load_adapters(settings)
-    assert problems == []
-    (adapter,) = adapters
-    assert isinstance(adapter, ApiAdapter)
-    runner = GatewayRunner({"default": settings}, adapters)
-    await adapter.connect(runner)
-    yield runner, adapter
-    await runner.shutdown(0, grace=5)
-    await adapter.disconnect()
-
-
-def client(adapter: ApiAdapter) -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=adapter.base_url, api_key=API_KEY, max_retries=0, timeout=30)
+# The real runner with the API adapter, served on loopback (shared with the e2e tests).
+gateway = api_runner
 
 
 def conversation(request: RecordedRequest) -> list[tuple[str, str]]:
