@@ -71,9 +71,9 @@ def test_resolve_session_id(store: StateStore) -> None:
         store.resolve_session_id("19990101-000000-aaa")
     assert "19990101-000000-aaa111" in str(excinfo.value)
     assert "19990101-000000-aaa222" in str(excinfo.value)
-    with pytest.raises(StateError, match="no session id starts or ends with"):
+    with pytest.raises(StateError, match="no session id starts with"):
         store.resolve_session_id("1888")
-    with pytest.raises(StateError, match="no session id starts or ends with"):
+    with pytest.raises(StateError, match="no session id starts with"):
         store.resolve_session_id("%")  # LIKE wildcards mean nothing here
     with pytest.raises(StateError, match="no session id given"):
         store.resolve_session_id("   ")
@@ -225,7 +225,7 @@ def test_resolve_session_id_by_its_hex_tail(store: StateStore) -> None:
     assert "title of def456" in message  # says which sessions they are
     with pytest.raises(StateError, match="ambiguous"):
         store.resolve_session_id("19990101")  # a date prefix of two sessions
-    with pytest.raises(StateError, match="starts or ends with"):
+    with pytest.raises(StateError, match="or ends with it"):
         store.resolve_session_id("zzz")
 
 

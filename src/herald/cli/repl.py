@@ -82,7 +82,10 @@ class Repl:
 
     @property
     def busy(self) -> bool:
-        return self.turn is not None and not self.turn.done
+        """A turn runs, or its reply is still being written out."""
+        return (self.turn is not None and not self.turn.done) or (
+            self.watcher is not None and self.watcher.is_alive()
+        )
 
     def _write(self, text: str) -> None:
         import sys
@@ -136,10 +139,9 @@ class Repl:
             self.start_turn(self.queued.pop(0))
 
     def wait_for_turn(self) -> None:
-        while self.busy or (self.watcher is not None and self.watcher.is_alive()):
+        while self.busy:
             assert self.turn is not None
-            self.turn.wait(0.1)
-            if self.watcher is not None:
+            if self.turn.wait(0.1) and self.watcher is not None:
                 self.watcher.join(0.1)
 
     # ---- input ----------------------------------------------------------------------------

@@ -203,7 +203,7 @@ class StateStore:
             (prefix, prefix + chr(0x10FFFF), len(prefix), prefix),
         )
         if not rows:
-            raise StateError(f"no session id starts or ends with {prefix!r}")
+            raise StateError(f"no session id starts with {prefix!r} or ends with it")
         if len(rows) > 1:
             shown = "; ".join(
                 f"{row['id']} ({row['title'] or 'untitled'})" for row in rows[:5]
