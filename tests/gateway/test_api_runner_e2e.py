@@ -79,8 +79,8 @@ async def test_openai_client_streaming_and_not_through_the_runner(
     assert text == "A streamed answer, in several pieces."
     assert sum(1 for c in chunks if c.choices and c.choices[0].delta.content) > 1
     assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 9
-    # Both requests used the default session: the second turn saw the first.
-    assert "plain please" in history(fake_llm.model_requests()[1])
+    # No session key: two separate conversations, never one shared default session.
+    assert "plain please" not in history(fake_llm.model_requests()[1])
 
 
 async def test_sessions_by_user_and_header_stay_apart(

@@ -68,11 +68,14 @@ def test_header_selects_the_session_and_wins_over_user(
     assert "unrelated chat" not in history(last)
 
 
-def test_without_user_or_header_one_default_session(api: Running, fake_llm: FakeLLMServer) -> None:
+def test_without_user_or_header_no_shared_default_session(
+    api: Running, fake_llm: FakeLLMServer
+) -> None:
     ask(api, "first")
     ask(api, "second")
-    assert "first" in history(fake_llm.model_requests()[-1])
-    assert [d.event.session_hint for d in api.sink.dispatched] == ["default", "default"]
+    assert "first" not in history(fake_llm.model_requests()[-1])
+    hints = [d.event.session_hint for d in api.sink.dispatched]
+    assert "default" not in hints and len(set(hints)) == 2
 
 
 def test_only_the_last_user_message_is_new_input_and_system_is_caller_system(

@@ -205,3 +205,32 @@ def test_record_and_list_usage(store: StateStore) -> None:
     assert rows[1].finish_reason is None
     with pytest.raises(StateError, match="unknown session"):
         store.record_usage("missing", provider="p", model="m")
+
+
+def test_resolve_session_id_by_its_hex_tail(store: StateStore) -> None:
+    conn = store._writer
+    assert conn is not None
+    for sid in ("19990101-000000-abc123", "19990101-000001-def456", "19990102-000000-ff3456"):
+        conn.execute(
+            "INSERT INTO sessions (id, created_at, updated_at, title) VALUES (?, 1.0, 1.0, ?)",
+            (sid, f"title of {sid[-6:]}"),
+        )
+    assert store.resolve_session_id("abc123") == "19990101-000000-abc123"
+    assert store.resolve_session_id("c123") == "19990101-000000-abc123"
+    assert store.resolve_session_id("19990102") == "19990102-000000-ff3456"  # a prefix
+    with pytest.raises(StateError, match="ambiguous") as excinfo:
+        store.resolve_session_id("456")  # the tail of two sessions
+    message = str(excinfo.value)
+    assert "19990101-000001-def456" in message and "19990102-000000-ff3456" in message
+    assert "title of def456" in message  # says which sessions they are
+    with pytest.raises(StateError, match="ambiguous"):
+        store.resolve_session_id("19990101")  # a date prefix of two sessions
+    with pytest.raises(StateError, match="or ends with it"):
+        store.resolve_session_id("zzz")
+
+
+def test_list_sessions_can_leave_out_sources(store: StateStore) -> None:
+    kept = store.create_session(source="cli")
+    store.create_session(source="review")
+    assert [s.id for s in store.list_sessions(exclude_sources=("review",))] == [kept]
+    assert len(store.list_sessions()) == 2

@@ -78,7 +78,10 @@ def chat(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the turn result as JSON")] = False,
     resume: Annotated[
-        str | None, typer.Option("--resume", "-r", help="continue SESSION (id or prefix)")
+        str | None,
+        typer.Option(
+            "--resume", "-r", help="continue a session (its id, or the start or end of it)"
+        ),
     ] = None,
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", min=1, help="model calls allowed this turn")
@@ -104,4 +107,8 @@ def chat(
 
 
 def run() -> None:
-    app()
+    from herald.cli.invocation import hoist_global_options, tidy_help
+
+    command = typer.main.get_command(app)
+    tidy_help(command)
+    command(args=hoist_global_options(sys.argv[1:]))

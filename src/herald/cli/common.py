@@ -34,9 +34,12 @@ def err_console() -> Console:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    from rich.text import Text
+
     from herald.safety import redact
 
-    err_console().print(f"[red]error:[/red] {redact(message)}", markup=True, highlight=False)
+    # Never markup: messages carry paths, commands and hints like `herald[gateway]`.
+    err_console().print(Text.assemble(("error:", "red"), " ", redact(message)), highlight=False)
     raise typer.Exit(code)
 
 

@@ -46,7 +46,8 @@ def show(ctx: typer.Context) -> None:
     write_stdout(header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
 
 
-@app.command("set")
+# `config set agent.max_turns -5`: a value that starts with "-" is a value, not an option.
+@app.command("set", context_settings={"ignore_unknown_options": True})
 def set_key(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument(help="dotted key, e.g. model.name")],

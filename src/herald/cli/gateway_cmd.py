@@ -26,16 +26,54 @@ def _console_log() -> logging.Handler:
     return handler
 
 
+# The libraries each platform needs; all come with the `gateway` extra.
+PLATFORM_LIBRARIES = {
+    "api": ("fastapi", "uvicorn"),
+    "webhook": ("fastapi", "uvicorn"),
+    "telegram": ("telegram",),
+}
+GATEWAY_EXTRA_HINT = "pip install 'herald[gateway]'"
+
+
+def missing_libraries(platforms: object) -> list[str]:
+    """The libraries the enabled platforms need that are not installed."""
+    import importlib.util
+
+    missing: list[str] = []
+    for name, libraries in PLATFORM_LIBRARIES.items():
+        if not getattr(getattr(platforms, name, None), "enabled", False):
+            continue
+        for library in libraries:
+            try:
+                found = importlib.util.find_spec(library) is not None
+            except ValueError:
+                found = False
+            if not found and library not in missing:
+                missing.append(library)
+    return missing
+
+
 @app.command("run")
 def run(ctx: typer.Context) -> None:
     """Serve in the foreground until SIGTERM / Ctrl-C (then drain and exit)."""
     from herald.gateway.lifecycle import run_gateway
 
     settings = load(ctx)
+    missing = missing_libraries(settings.config.gateway.platforms)
+    if missing:
+        verb = "is" if len(missing) == 1 else "are"
+        fail(
+            f"the gateway's platforms need {', '.join(missing)}, which {verb} not installed: "
+            f"install the gateway extra with {GATEWAY_EXTRA_HINT}"
+        )
     verbose = bool((ctx.find_root().obj or {}).get("verbose"))
     handler = None if verbose else _console_log()
     try:
         code = run_gateway(settings)
+    except ModuleNotFoundError as exc:  # a library the check above does not know of
+        fail(
+            f"the gateway cannot start: {exc}; install the gateway extra with {GATEWAY_EXTRA_HINT}"
+        )
     finally:
         if handler is not None:
             logging.getLogger("herald.gateway").removeHandler(handler)

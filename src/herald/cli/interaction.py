@@ -12,12 +12,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from herald.engine import Humans, TurnHandle
     from herald.safety import ApprovalPrompt
-    from herald.tools import ToolContext
 
 CLARIFY_TIMEOUT_SECONDS = 600.0
-_SHORT = {"o": "once", "y": "once", "yes": "once", "s": "session", "a": "always", "d": "deny",
-          "n": "deny", "no": "deny"}
+_SHORT = {
+    "o": "once",
+    "y": "once",
+    "yes": "once",
+    "s": "session",
+    "a": "always",
+    "d": "deny",
+    "n": "deny",
+    "no": "deny",
+}
 
 
 def parse_approval(answer: str, choices: tuple[str, ...]) -> str | None:
@@ -50,7 +58,10 @@ class HumanChannel:
         self.read_stdin = read_stdin
         self._pending: _Question | None = None
         self._lock = threading.Lock()
-        self.cancel: threading.Event | None = None
+        self.turn: TurnHandle | None = None  # the turn asking; an interrupt ends the wait
+
+    def _cancelled(self) -> bool:
+        return self.turn is not None and self.turn.cancelled
 
     @property
     def pending(self) -> bool:
@@ -67,7 +78,7 @@ class HumanChannel:
             remaining = timeout
             while remaining > 0 and not question.done.wait(min(remaining, 0.2)):
                 remaining -= 0.2
-                if self.cancel is not None and self.cancel.is_set():
+                if self._cancelled():
                     return None  # the turn was interrupted while waiting
             return question.answer
         finally:
@@ -94,7 +105,7 @@ class HumanChannel:
             step = min(remaining, 0.2)
             ready, _, _ = select.select([sys.stdin], [], [], step)
             remaining -= step
-            if self.cancel is not None and self.cancel.is_set():
+            if self._cancelled():
                 return None
             if not ready:
                 continue
@@ -108,14 +119,20 @@ class HumanChannel:
         return None
 
 
-def install(ctx: ToolContext, channel: HumanChannel, *, approval_timeout: float) -> None:
-    """Give the agent's tools a human to ask."""
-    channel.cancel = ctx.cancel
+def approval_question(prompt: ApprovalPrompt) -> str:
+    """The approval question as plain text (shown without markup: commands and rule tags
+    contain square brackets)."""
+    hint = " / ".join(f"[{c[0]}]{c[1:]}" for c in prompt.choices)
+    return f"⚠ {prompt.text()}\n  answer {hint}"
+
+
+def humans_for(channel: HumanChannel, *, approval_timeout: float) -> Humans:
+    """The person at this terminal, as the turn's `Humans` (approve and clarify)."""
+    from herald.engine import Humans
 
     def approve(prompt: ApprovalPrompt) -> str | None:
-        hint = " / ".join(f"[{c[0]}]{c[1:]}" for c in prompt.choices)
         return channel.ask(
-            f"⚠ {prompt.text()}\n  answer {hint}",
+            approval_question(prompt),
             lambda line: parse_approval(line, prompt.choices),
             approval_timeout,
         )
@@ -129,5 +146,4 @@ def install(ctx: ToolContext, channel: HumanChannel, *, approval_timeout: float)
             CLARIFY_TIMEOUT_SECONDS,
         )
 
-    ctx.approve = approve
-    ctx.clarify = clarify
+    return Humans(approve=approve, clarify=clarify)

@@ -16,29 +16,61 @@ from herald.cli.common import (
     resolve_session_id,
     write_stdout,
 )
-from herald.cli.interaction import HumanChannel, install
-from herald.cli.turns import build_agent, expand_skill_command, run_turn_interruptibly
+from herald.cli.interaction import HumanChannel, humans_for
+from herald.cli.turns import build_agent, expand_skill_command, wait_interruptibly
 
 if TYPE_CHECKING:
     from herald.config import Settings
     from herald.engine import TurnResult
 
 
-def _status_callbacks():
+# The terminal tool's answer when no human could approve (herald.tools.terminal_approval).
+_NOBODY_TO_APPROVE = "no one can approve it here"
+
+
+def _status_callbacks(*, attended: bool):
     from herald.engine import TurnCallbacks
 
     console = err_console()
+    commands: dict[str, str] = {}
 
-    def on_status(message: str) -> None:
-        console.print(f"· {message}", style="dim", highlight=False)
+    def say(message: str, style: str = "dim") -> None:
+        console.print(message, style=style, markup=False, highlight=False)
 
-    def on_tool_start(name: str, _arguments: str) -> None:
-        console.print(f"· running {name}", style="dim", highlight=False)
+    def on_tool_start(name: str, arguments: str) -> None:
+        say(f"· running {name}")
+        commands[name] = _command_of(arguments)
 
-    def on_learning(notice: str) -> None:
-        console.print(f"· learned: {notice}", style="dim", highlight=False)
+    def on_tool_end(name: str, result: str, _is_error: bool) -> None:
+        if attended or _NOBODY_TO_APPROVE not in result:
+            return
+        what = commands.get(name) or name
+        say(
+            f"refused: {what!s} needs approval and nobody is at a terminal to give it "
+            "(stdin is not a terminal).",
+            "yellow",
+        )
+        say(
+            "  To be asked, run herald chat -q from a terminal; to allow such commands "
+            "without asking, set approvals.unattended: {cli: allow} in config.yaml.",
+            "yellow",
+        )
 
-    return TurnCallbacks(on_status=on_status, on_tool_start=on_tool_start, on_learning=on_learning)
+    return TurnCallbacks(
+        on_status=lambda message: say(f"· {message}"),
+        on_tool_start=on_tool_start,
+        on_tool_end=on_tool_end,
+        on_learning=lambda notice: say(f"· learned: {notice}"),
+    )
+
+
+def _command_of(arguments: str) -> str:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return ""
+    command = value.get("command") if isinstance(value, dict) else None
+    return command if isinstance(command, str) else ""
 
 
 def exit_code_for(result: TurnResult) -> int:
@@ -66,7 +98,7 @@ def run_oneshot(
     from herald.safety import redact
 
     if not query.strip():
-        fail("the query is empty: pass the text to send, e.g. herald chat -q \"Say hello\"")
+        fail('the query is empty: pass the text to send, e.g. herald chat -q "Say hello"')
     query = expand_skill_command(settings, query, ()) or query
     with open_store(settings) as store:
         session_id = resolve_session_id(store, resume)
@@ -75,17 +107,33 @@ def run_oneshot(
             store,
             session_id=session_id,
             options=AgentOptions(source="cli", platform="cli", max_turns=max_turns),
-            callbacks=_status_callbacks(),
         )
-        if sys.stdin.isatty():  # a person at the terminal can approve and answer
-            channel = HumanChannel(
-                lambda text: err_console().print(text, highlight=False), read_stdin=True
-            )
-            install(agent.tool_context, channel, approval_timeout=settings.config.approvals.timeout_seconds)
+        attended = sys.stdin.isatty()  # a person at the terminal can approve and answer
+        channel = HumanChannel(
+            lambda text: err_console().print(text, markup=False, highlight=False),
+            read_stdin=True,
+        )
+        humans = (
+            humans_for(channel, approval_timeout=settings.config.approvals.timeout_seconds)
+            if attended
+            else None
+        )
         try:
-            result = run_turn_interruptibly(agent, query)
+            handle = agent.start_turn(
+                query, callbacks=_status_callbacks(attended=attended), humans=humans
+            )
+            channel.turn = handle
+            result = wait_interruptibly(handle)
         finally:
             agent.close()
+    if exit_code_for(result) == EXIT_INTERRUPTED:
+        err_console().print(
+            f"interrupted; the session is kept: herald chat -r {result.session_id}",
+            style="yellow",
+            markup=False,
+            highlight=False,
+        )
+        return EXIT_INTERRUPTED
     if as_json:
         write_stdout(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     elif result.final_text:
@@ -95,6 +143,7 @@ def run_oneshot(
         err_console().print(
             f"turn ended: {result.exit_reason.value} — {redact(why)}",
             style="red",
+            markup=False,
             highlight=False,
         )
     err_console().print(f"session {result.session_id}", style="dim", highlight=False)

@@ -11,7 +11,8 @@ import threading
 from typing import TYPE_CHECKING
 
 from herald.cli.common import err_console
-from herald.cli.interaction import HumanChannel, install
+from herald.cli.interaction import HumanChannel
+from herald.cli.stream_view import StreamView
 from herald.cli.turns import build_agent, expand_skill_command
 from herald.engine.commands import commands_for, help_lines, parse_command
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from herald.config import Settings
-    from herald.engine import Agent, TurnResult
+    from herald.engine import Agent, TurnCallbacks, TurnHandle, TurnResult
     from herald.state import StateStore
 
 PROMPT = "› "
@@ -39,81 +40,99 @@ class Repl:
         self.max_turns = max_turns
         self.console = err_console()
         self.channel = HumanChannel(self._ask)
+        self.view = StreamView(self._write)
         self.agent = self._new_agent(resume)
-        self.turn_thread: threading.Thread | None = None
+        self.turn: TurnHandle | None = None
+        self.watcher: threading.Thread | None = None
         self.queued: list[str] = []
         self.should_exit = False
-        self._streamed_text = False
 
     # ---- agent & turns ------------------------------------------------------------------
 
     def _new_agent(self, session_id: str | None) -> Agent:
-        from herald.engine import AgentOptions, TurnCallbacks
+        from herald.engine import AgentOptions
 
-        callbacks = TurnCallbacks(
-            on_text_delta=self._on_text,
-            on_tool_start=lambda name, _args: self._status(f"running {name}"),
-            on_status=self._status,
-            on_learning=lambda notice: self._status(f"learned: {notice}"),
-        )
-        agent = build_agent(
+        return build_agent(
             self.settings,
             self.store,
             session_id=session_id,
             options=AgentOptions(source="cli", platform="cli", max_turns=self.max_turns),
-            callbacks=callbacks,
+            callbacks=self._callbacks(),  # for what happens between turns (/compress)
         )
-        install(
-            agent.tool_context,
-            self.channel,
-            approval_timeout=self.settings.config.approvals.timeout_seconds,
+
+    def _callbacks(self) -> TurnCallbacks:
+        from herald.engine import TurnCallbacks
+
+        return TurnCallbacks(
+            on_text_delta=self.view.feed,
+            on_tool_start=lambda name, _args: self._status(f"running {name}"),
+            on_status=self._status,
+            on_learning=lambda notice: self._status(f"learned: {notice}"),
+            on_stream_discard=self._discard_partial,
         )
-        return agent
 
     def _ask(self, text: str) -> None:
-        self.console.print(text, style="bold yellow", highlight=False)
+        self._print(text, style="bold yellow")
+
+    def _print(self, text: str, *, style: str | None = None) -> None:
+        """A line that is not reply text (markup off: it may hold commands, paths, […])."""
+        self.view.end_line()
+        self.console.print(text, style=style, markup=False, highlight=False)
+        self.view.note_rows(text)
 
     @property
     def busy(self) -> bool:
-        return self.turn_thread is not None and self.turn_thread.is_alive()
+        """A turn runs, or its reply is still being written out."""
+        return (self.turn is not None and not self.turn.done) or (
+            self.watcher is not None and self.watcher.is_alive()
+        )
 
-    def _on_text(self, text: str) -> None:
+    def _write(self, text: str) -> None:
         import sys
 
-        self._streamed_text = True
         sys.stdout.write(text)
         sys.stdout.flush()
 
     def _status(self, message: str) -> None:
-        self.console.print(f"· {message}", style="dim", highlight=False)
+        self._print(f"· {message}", style="dim")
+
+    def _discard_partial(self) -> None:
+        """The model call is being retried: its half-streamed text is not the answer."""
+        for note in self.view.discard():
+            self._print(note, style="dim")
 
     def start_turn(self, text: str) -> None:
-        self._streamed_text = False
+        from herald.cli.interaction import humans_for
 
-        def work() -> None:
+        self.view.reset()
+        humans = humans_for(
+            self.channel, approval_timeout=self.settings.config.approvals.timeout_seconds
+        )
+        self.turn = self.agent.start_turn(text, callbacks=self._callbacks(), humans=humans)
+        self.channel.turn = self.turn
+        turn = self.turn
+
+        def watch() -> None:
             try:
-                result = self.agent.run_turn(text)
+                result = turn.result()
             except Exception as exc:  # keep the REPL alive whatever happens
-                self.console.print(f"turn failed: {exc}", style="red", highlight=False)
+                self._print(f"turn failed: {exc}", style="red")
                 return
             self._after_turn(result)
 
-        self.turn_thread = threading.Thread(target=work, name="herald-turn", daemon=True)
-        self.turn_thread.start()
+        self.watcher = threading.Thread(target=watch, name="herald-turn-watch", daemon=True)
+        self.watcher.start()
 
     def _after_turn(self, result: TurnResult) -> None:
-        import sys
-
         from herald.safety import redact
 
-        if self._streamed_text:
-            sys.stdout.write("\n")
+        if self.view.wrote_text:
+            self.view.end_line()
         elif result.final_text:
-            sys.stdout.write(result.final_text.rstrip() + "\n")
-        sys.stdout.flush()
+            self._write(result.final_text.rstrip() + "\n")
         if not result.completed:
             why = result.error or result.exit_reason.value.replace("_", " ")
-            self.console.print(f"turn ended: {redact(why)}", style="yellow", highlight=False)
+            self._print(f"turn ended: {redact(why)}", style="yellow")
         if result.leftover_steer:
             self.queued.insert(0, result.leftover_steer)
         if self.queued:
@@ -121,8 +140,9 @@ class Repl:
 
     def wait_for_turn(self) -> None:
         while self.busy:
-            assert self.turn_thread is not None
-            self.turn_thread.join(0.1)
+            assert self.turn is not None
+            if self.turn.wait(0.1) and self.watcher is not None:
+                self.watcher.join(0.1)
 
     # ---- input ----------------------------------------------------------------------------
 
@@ -142,15 +162,12 @@ class Repl:
                 if expanded is not None:
                     self.handle_line(expanded)
                     return
-                self.console.print(
-                    f"unknown command /{name}; /help lists them", style="yellow", highlight=False
-                )
+                self._print(f"unknown command /{name}; /help lists them", style="yellow")
                 return
             if self.busy and not command.while_busy:
-                self.console.print(
+                self._print(
                     f"/{command.name} cannot run during a turn; /stop it first",
                     style="yellow",
-                    highlight=False,
                 )
                 return
             HANDLERS[command.name](self, arg)
@@ -164,7 +181,8 @@ class Repl:
     def on_ctrl_c(self) -> bool:
         """True when the REPL should leave (a second Ctrl-C at an idle, empty prompt)."""
         if self.busy:
-            self.agent.interrupt()
+            assert self.turn is not None
+            self.turn.interrupt()
             self._status("interrupting the turn…")
             return False
         return True
@@ -198,10 +216,9 @@ class Repl:
             key_bindings=bindings,
         )
         provider, model = self.agent.client.identity()
-        self.console.print(
+        self._print(
             f"Herald — {provider}:{model}. /help for commands, Alt-Enter for a newline.",
             style="bold",
-            highlight=False,
         )
         pending_exit = False
         with patch_stdout(raw=True):
@@ -222,8 +239,9 @@ class Repl:
                 pending_exit = False
                 self.handle_line(line)
         if self.busy:
-            self.agent.interrupt()
-            self.wait_for_turn()
+            assert self.turn is not None
+            self.turn.interrupt()
+        self.wait_for_turn()
         self.agent.close()
 
 
@@ -232,7 +250,7 @@ class Repl:
 
 def _cmd_help(repl: Repl, _arg: str) -> None:
     for line in help_lines("cli"):
-        repl.console.print(f"  {line}", highlight=False)
+        repl._print(f"  {line}")
 
 
 def _cmd_exit(repl: Repl, _arg: str) -> None:
@@ -248,7 +266,8 @@ def _cmd_new(repl: Repl, _arg: str) -> None:
 def _cmd_stop(repl: Repl, _arg: str) -> None:
     if repl.busy:
         repl.queued.clear()
-        repl.agent.interrupt()
+        assert repl.turn is not None
+        repl.turn.interrupt()
         repl._status("stopping the turn…")
     else:
         repl._status("no turn is running")
@@ -259,7 +278,8 @@ def _cmd_steer(repl: Repl, arg: str) -> None:
         repl._status("usage: /steer TEXT")
         return
     if repl.busy:
-        repl.agent.steer(arg)
+        assert repl.turn is not None
+        repl.turn.steer(arg)
         repl._status("steer queued; the model sees it after the current tool")
     else:
         repl.start_turn(arg)
@@ -274,7 +294,7 @@ def _cmd_usage(repl: Repl, _arg: str) -> None:
     session = repl.store.get_session(repl.agent.session_id)
     if session is not None:
         for line in usage_lines(session):
-            repl.console.print(f"  {line}", highlight=False)
+            repl._print(f"  {line}")
 
 
 def _cmd_compress(repl: Repl, arg: str) -> None:
@@ -288,7 +308,7 @@ def _cmd_compress(repl: Repl, arg: str) -> None:
 def _cmd_model(repl: Repl, arg: str) -> None:
     provider, model = repl.agent.client.identity()
     if not arg:
-        repl.console.print(f"  {provider}:{model}", highlight=False)
+        repl._print(f"  {provider}:{model}")
         return
     from herald.config import MissingSecretError
     from herald.providers import ModelClient, ProviderConfigError
@@ -299,7 +319,7 @@ def _cmd_model(repl: Repl, arg: str) -> None:
         client = ModelClient(repl.settings.config, repl.settings.secrets, repl.settings.home)
     except (ProviderConfigError, MissingSecretError) as exc:
         repl.settings.config.model.name = previous
-        repl.console.print(f"cannot switch: {exc}", style="red", highlight=False)
+        repl._print(f"cannot switch: {exc}", style="red")
         return
     repl.agent.switch_model(client)
     new_provider, new_model = repl.agent.client.identity()

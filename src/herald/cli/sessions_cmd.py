@@ -52,23 +52,45 @@ def list_sessions(
     ctx: typer.Context,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="how many")] = 20,
     source: Annotated[str | None, typer.Option(help="only sessions from this surface")] = None,
+    show_all: Annotated[
+        bool, typer.Option("--all", help="include background-review sessions")
+    ] = False,
 ) -> None:
-    """The most recently active sessions."""
+    """The most recently active sessions (background reviews only with --all)."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     settings = load(ctx)
+    hidden = () if show_all or source is not None else HIDDEN_SOURCES
     with open_store(settings) as store:
-        sessions = store.list_sessions(limit=limit, source=source)
+        sessions = store.list_sessions(limit=limit, source=source, exclude_sources=hidden)
+        total = store.count_sessions()
     if not sessions:
-        typer.echo("no sessions yet — start one with: herald chat")
+        typer.echo(_nothing_listed(total, source))
         return
     table = Table(box=None, pad_edge=False)
     for column in ("id", "updated", "source", "model", "title"):
         table.add_column(column, overflow="fold")
-    for s in sessions:
-        table.add_row(s.id, _when(s.updated_at), s.source or "-", s.model or "-", s.title or "")
+    for s in sessions:  # Text cells: titles are user text and may hold [brackets]
+        table.add_row(
+            *(Text(v) for v in (s.id, _when(s.updated_at), s.source or "-", s.model or "-")),
+            Text(s.title or ""),
+        )
     Console(highlight=False).print(table)
+
+
+# Sessions the user did not start: shown by `sessions list --all` (or --source review).
+HIDDEN_SOURCES = ("review",)
+
+
+def _nothing_listed(total: int, source: str | None) -> str:
+    if total == 0:
+        return "no sessions yet — start one with: herald chat"
+    sessions = f"{total} session{'s' if total != 1 else ''}"
+    if source is not None:
+        return f"no sessions from source {source!r} (there are {sessions} in all; drop --source)"
+    return f"no sessions to show; {sessions} are background reviews (herald sessions list --all)"
 
 
 def _message_line(m: StoredMessage) -> str:
@@ -80,7 +102,10 @@ def _message_line(m: StoredMessage) -> str:
 
 
 @app.command("show")
-def show(ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="id or prefix")]) -> None:
+def show(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="id, or its start or end (hex tail)")],
+) -> None:
     """A session's details, usage and messages."""
     settings = load(ctx)
     with open_store(settings) as store:
@@ -139,7 +164,7 @@ def export_json(session: SessionRecord, messages: list[StoredMessage]) -> str:
 @app.command("export")
 def export(
     ctx: typer.Context,
-    session_id: Annotated[str, typer.Argument(help="id or prefix")],
+    session_id: Annotated[str, typer.Argument(help="id, or its start or end (hex tail)")],
     fmt: Annotated[str, typer.Option("--format", "-f", help="json or md")] = "json",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="file to write")] = None,
 ) -> None:

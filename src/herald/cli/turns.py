@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import os
-import threading
 from typing import TYPE_CHECKING
 
 from herald.cli.common import err_console, fail
 
 if TYPE_CHECKING:
     from herald.config import Settings
-    from herald.engine import Agent, AgentOptions, TurnCallbacks, TurnResult
+    from herald.engine import Agent, AgentOptions, TurnCallbacks, TurnHandle, TurnResult
     from herald.state import StateStore
+
+SECOND_CTRL_C_GRACE_SECONDS = 2.0
 
 LOCAL_NOTICE = (
     "Using the built-in offline demo model (SmolLM2-135M, tiny and not a capable "
@@ -62,33 +63,25 @@ def build_agent(
         fail(str(exc))
 
 
-def run_turn_interruptibly(agent: Agent, text: str) -> TurnResult:
-    """Run the turn in a worker thread; the first Ctrl-C interrupts it (the turn still
-    ends cleanly with its exit reason), a second one leaves at once."""
-    box: dict[str, TurnResult | BaseException] = {}
+def wait_interruptibly(handle: TurnHandle) -> TurnResult:
+    """Wait for the turn; the first Ctrl-C interrupts it (the turn still ends cleanly with
+    its exit reason, and its tools' processes are killed), a second one leaves sooner.
 
-    def work() -> None:
-        try:
-            box["result"] = agent.run_turn(text)
-        except BaseException as exc:  # surfaced in the main thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="herald-turn", daemon=True)
-    worker.start()
+    The wait is on the handle's event, never `Thread.join`: a KeyboardInterrupt inside
+    `join` can leave the thread looking finished while it still runs."""
     interrupted = False
-    while worker.is_alive():
+    while True:
         try:
-            worker.join(0.1)
+            if handle.wait(0.1):
+                return handle.result()
         except KeyboardInterrupt:
             if interrupted:
+                # Still give the turn a moment to kill its tools' process groups.
+                handle.wait(SECOND_CTRL_C_GRACE_SECONDS)
                 err_console().print("interrupted twice; leaving now", style="red")
                 os._exit(130)
             interrupted = True
-            agent.interrupt()
-            err_console().print("interrupting… (Ctrl-C again to quit at once)", style="yellow")
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["result"]  # type: ignore[return-value]
+            handle.interrupt()
 
 
 def expand_skill_command(settings: Settings, text: str, reserved: tuple[str, ...]) -> str | None:

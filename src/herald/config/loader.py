@@ -48,7 +48,40 @@ def _known_keys(model: type[BaseModel], loc: tuple) -> list[str]:
     return sorted(getattr(current, "model_fields", {}))
 
 
-def _format_validation_error(path: Path, err: ValidationError) -> str:
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys silently; a config file with both is a
+    mistake to show, not to guess about."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _value in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: let the base class report it
+                continue
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {key!r} (first at line {first}, again at line {line})",
+                    key_node.start_mark,
+                )
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expected(item: dict[str, Any]) -> str:
+    """What pydantic expected, in the user's words (never a class name)."""
+    if item.get("type") in ("model_type", "model_attributes_type", "dict_type"):
+        return "a section (a mapping of keys)"
+    expected = item.get("msg", "a valid value")
+    expected = expected[0].lower() + expected[1:] if expected else expected
+    return expected.removeprefix("input should be ").removeprefix("value error, ")
+
+
+def _error_lines(err: ValidationError) -> list[str]:
     lines = []
     for item in err.errors():
         loc = tuple(item.get("loc", ()))
@@ -64,10 +97,12 @@ def _format_validation_error(path: Path, err: ValidationError) -> str:
                 f"{key}: unknown key (expected one of {', '.join(known)} under {where}){hint}"
             )
             continue
-        expected = item.get("msg", "a valid value")
-        expected = expected[0].lower() + expected[1:] if expected else expected
-        expected = expected.removeprefix("input should be ").removeprefix("value error, ")
-        lines.append(f"{key}: expected {expected}, found {_describe(item.get('input'))}")
+        lines.append(f"{key}: expected {_expected(item)}, found {_describe(item.get('input'))}")
+    return lines
+
+
+def _format_validation_error(path: Path, err: ValidationError) -> str:
+    lines = _error_lines(err)
     head = f"config error in {path}:"
     tail = "Fix the file (herald config edit) or reset a key (herald config set KEY VALUE)."
     return "\n".join([head, *("  " + line for line in lines), tail])
@@ -84,7 +119,7 @@ def read_raw(path: Path) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ConfigError(f"config file {path} is not UTF-8 text") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -139,8 +174,15 @@ def set_value(path: Path, dotted_key: str, raw_value: str) -> HeraldConfig:
                 f"config error in {path}: {part!r} holds {_describe(child)}, not a section"
             )
         node = child
-    node[parts[-1]] = parse_value(raw_value)
-    config = validate(path, data)
+    value = parse_value(raw_value)
+    node[parts[-1]] = value
+    try:
+        config = HeraldConfig.model_validate(data)
+    except ValidationError as err:
+        problems = "\n".join("  " + line for line in _error_lines(err))
+        raise ConfigError(
+            f"cannot set {dotted_key} to {raw_value!r}:\n{problems}\n{path} was not changed."
+        ) from None
     write_raw(path, data)
     return config
 

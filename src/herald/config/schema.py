@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_gateway import GatewayConfig
@@ -95,6 +95,12 @@ class ApprovalsConfig(StrictModel):
     timeout_seconds: float = Field(
         120.0, gt=0, description="seconds to wait for a human answer; no answer is a denial"
     )
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: object) -> object:
+        # YAML 1.1 reads a bare `off` as false; `mode: off` means "off".
+        return "off" if value is False else value
     always_allow: list[str] = Field(
         default_factory=list,
         description="command patterns approved for good (glob; never match compound commands)",

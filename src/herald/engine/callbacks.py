@@ -16,6 +16,9 @@ class TurnCallbacks:
     # The background review changed memory or skills ("saved 1 memory, …"); called from
     # the review thread after the turn has ended.
     on_learning: Callable[[str], None] | None = None
+    # A model call is about to be retried after its attempt had already streamed text:
+    # that text is not the answer, and a surface showing it live should take it back.
+    on_stream_discard: Callable[[], None] | None = None
 
     def status(self, message: str) -> None:
         if self.on_status is not None:

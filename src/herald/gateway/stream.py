@@ -4,6 +4,14 @@ Deltas are redacted before they are passed on; since a secret can arrive split o
 several deltas, text is held back until a whitespace boundary (secrets are single
 tokens), or until the held text grows past `MAX_HOLD` characters. `flush` passes on
 whatever is left when the turn ends.
+
+A model call that fails mid-stream is retried, and the text of the failed attempt
+is not the answer. An SSE client cannot be asked to take text back, so nothing of an
+attempt leaves before the attempt is known good: deltas are kept per attempt and
+passed on (in their original pieces) when the call has ended — the model moved on to
+its tool calls (`release`) or the turn ended (`flush`); `discard` drops a failed
+attempt's text. The price is latency within one model call; the keep-alive comments
+hold the connection meanwhile.
 """
 
 from __future__ import annotations
@@ -22,8 +30,22 @@ class StreamRedactor:
     def __init__(self, sink: Callable[[str], None] | None):
         self.sink = sink
         self._held = ""
+        self._attempt: list[str] = []  # deltas of the model call still running
 
     def feed(self, delta: str) -> None:
+        self._attempt.append(delta)
+
+    def discard(self) -> None:
+        """The running model call failed and is retried: its text never leaves."""
+        self._attempt.clear()
+
+    def release(self) -> None:
+        """The model call ended well: pass its text on."""
+        attempt, self._attempt = self._attempt, []
+        for delta in attempt:
+            self._pass_on(delta)
+
+    def _pass_on(self, delta: str) -> None:
         self._held += delta
         cut = max(self._held.rfind(" "), self._held.rfind("\n"))
         if cut < 0 and len(self._held) < MAX_HOLD:
@@ -34,6 +56,7 @@ class StreamRedactor:
         self._emit(ready)
 
     def flush(self) -> None:
+        self.release()
         held, self._held = self._held, ""
         if held:
             self._emit(held)

@@ -143,6 +143,8 @@ class TurnDriver:
         def on_tool_start(name: str, arguments: str) -> None:
             active.phase = "tool"
             active.tools += 1
+            if stream is not None:  # the model call that asked for tools ended well
+                _threadsafe(loop, stream.release)
             _threadsafe(loop, status.update, describe_tool(name, arguments))
 
         def on_tool_end(_name: str, _result: str, _is_error: bool) -> None:
@@ -151,11 +153,14 @@ class TurnDriver:
         def on_status(message: str) -> None:
             _threadsafe(loop, status.update, message)
 
-        on_delta = None
+        on_delta = on_discard = None
         if stream is not None:
 
             def on_delta(text: str) -> None:
                 _threadsafe(loop, stream.feed, text)
+
+            def on_discard() -> None:
+                _threadsafe(loop, stream.discard)
 
         def on_learning(notice: str) -> None:
             """The background review finished after the reply: tell the chat in one line."""
@@ -186,6 +191,7 @@ class TurnDriver:
             on_tool_end=on_tool_end,
             on_status=on_status,
             on_learning=on_learning,
+            on_stream_discard=on_discard,
         )
 
     def _install_humans(

@@ -190,34 +190,47 @@ class StateStore:
         return SessionRecord.from_row(rows[0]) if rows else None
 
     def resolve_session_id(self, prefix: str) -> str:
-        """The one session id starting with `prefix` (an exact id always wins)."""
+        """The one session whose id starts or ends with `prefix` (the date part or the
+        hex tail); an exact id always wins. Ambiguity names the sessions that match."""
         prefix = prefix.strip()
         if not prefix:
             raise StateError("no session id given")
         if self._read("SELECT 1 FROM sessions WHERE id = ?", (prefix,)):
             return prefix
-        # A range scan on the primary key; U+10FFFF sorts after every character.
+        # Prefix: a range scan on the primary key (U+10FFFF sorts after every character).
+        # Suffix: a scan, but of ids only; these are typed by people, not in loops.
         rows = self._read(
-            "SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT 6",
-            (prefix, prefix + chr(0x10FFFF)),
+            "SELECT id, title FROM sessions WHERE (id >= ? AND id < ?) OR substr(id, -?) = ?"
+            " ORDER BY id LIMIT 6",
+            (prefix, prefix + chr(0x10FFFF), len(prefix), prefix),
         )
-        ids = [row["id"] for row in rows]
-        if not ids:
-            raise StateError(f"no session id starts with {prefix!r}")
-        if len(ids) > 1:
-            shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+        if not rows:
+            raise StateError(f"no session id starts with {prefix!r} or ends with it")
+        if len(rows) > 1:
+            shown = "; ".join(
+                f"{row['id']} ({row['title'] or 'untitled'})" for row in rows[:5]
+            ) + ("; …" if len(rows) > 5 else "")
             raise StateError(
-                f"session id prefix {prefix!r} is ambiguous ({shown}); type more characters"
+                f"session id {prefix!r} is ambiguous, it matches: {shown}. "
+                "Type more of the id (its last characters are unique)."
             )
-        return ids[0]
+        return rows[0]["id"]
 
     def list_sessions(
-        self, *, limit: int = 50, source: str | None = None, profile: str | None = None
+        self,
+        *,
+        limit: int = 50,
+        source: str | None = None,
+        profile: str | None = None,
+        exclude_sources: tuple[str, ...] = (),
     ) -> list[SessionRecord]:
         clauses, params = ["1 = 1"], []
         if source is not None:
             clauses.append("source = ?")
             params.append(source)
+        if exclude_sources:
+            clauses.append(f"source NOT IN ({', '.join('?' for _ in exclude_sources)})")
+            params.extend(exclude_sources)
         if profile is not None:
             clauses.append("profile = ?")
             params.append(profile)
@@ -227,6 +240,9 @@ class StateStore:
             [*params, max(0, limit)],
         )
         return [SessionRecord.from_row(row) for row in rows]
+
+    def count_sessions(self) -> int:
+        return int(self._read("SELECT COUNT(*) FROM sessions")[0][0])
 
     def update_session(self, sid: str, **fields: Any) -> None:
         unknown = sorted(set(fields) - _UPDATABLE_FIELDS)

@@ -151,7 +151,13 @@ class ApiAdapter(HttpResponseAdapter):
         return self._start(f"key:{key}", event, on_delta)
 
     def start_session_turn(
-        self, session_id: str, text: str, *, message_id: str
+        self,
+        session_id: str,
+        text: str,
+        *,
+        message_id: str,
+        caller_system: str | None = None,
+        on_delta: Callable[[str], None] | None = None,
     ) -> asyncio.Future[DispatchResult]:
         key = f"session:{session_id}"
         event = MessageEvent(
@@ -161,8 +167,9 @@ class ApiAdapter(HttpResponseAdapter):
             text=text,
             message_id=message_id,
             session_hint=key,
+            raw={"caller_system": caller_system},
         )
-        return self._start(key, event, None, stored_session=session_id)
+        return self._start(key, event, on_delta, stored_session=session_id)
 
     def _start(
         self,

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from fastapi import Depends, FastAPI, Header, Path, Query, Request
@@ -19,14 +20,17 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from herald.gateway.adapters import api_conversations as conversations
 from herald.gateway.adapters.api_chat import (
     ApiRequestError,
+    ChatInput,
     ChunkWriter,
     chat_completion,
     completion_id,
     interpret,
     usage_from,
 )
+from herald.gateway.adapters.api_conversations import Conversation
 from herald.gateway.adapters.api_models import (
     ERROR_RESPONSES,
     ChatCompletion,
@@ -52,6 +56,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
+DEFAULT_PROFILE = "default"  # the profile whose store the adapter reads (see ApiAdapter.store)
 KEEPALIVE_SECONDS = 15.0
 _STARTED = int(time.time())
 _REPLY_STATUSES = frozenset({"replied", "command"})
@@ -81,7 +86,13 @@ class ApiBackend(Protocol):
     ) -> asyncio.Future[DispatchResult]: ...
 
     def start_session_turn(
-        self, session_id: str, text: str, *, message_id: str
+        self,
+        session_id: str,
+        text: str,
+        *,
+        message_id: str,
+        caller_system: str | None = None,
+        on_delta: Callable[[str], None] | None = None,
     ) -> asyncio.Future[DispatchResult]: ...
 
 
@@ -156,22 +167,81 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+def body_too_large() -> ApiRequestError:
+    return ApiRequestError(
+        413,
+        f"the request body is larger than the limit of {MAX_BODY_BYTES // (1024 * 1024)} MiB "
+        f"({MAX_BODY_BYTES} bytes); send a shorter conversation",
+        code="body_too_large",
+    )
+
+
+class RequestShape:
+    """Pure ASGI middleware for what reaches the routes: a body over the limit is refused
+    with an OpenAI-style error (by its Content-Length, or while it streams in), and a
+    POST body is read as JSON whatever its Content-Type says (curl's ``-d`` sends
+    ``application/x-www-form-urlencoded``; no route takes a form)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        headers = [(k, v) for k, v in scope.get("headers", ()) if k != b"content-type"]
+        length = next((v for k, v in headers if k == b"content-length"), None)
+        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            await error_response(body_too_large(), str)(scope, receive, send)
+            return
+        scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+        # Read the body here (at most the limit), so that a chunked body over the limit
+        # gets the same JSON answer as one whose Content-Length says so.
+        chunks: list[bytes] = []
+        seen = 0
+        while True:
+            message = await receive()
+            if message.get("type") != "http.request":  # the client hung up
+                return
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > MAX_BODY_BYTES:
+                await error_response(body_too_large(), str)(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: wait for the disconnect as usual
+
+        await self.app(scope, replay, send)
+
+
 def build_api_app(backend: ApiBackend) -> FastAPI:
     app = FastAPI(
         title="Herald API",
         version="1",
         summary="OpenAI-compatible chat completions and Herald sessions",
         description=(
-            "Every request needs `Authorization: Bearer <api key>`. Herald keeps each "
-            "session's history: a chat completion uses only the LAST `user` message as "
-            "the new input (leading `system` messages become the session's caller system "
-            "message when the session starts). The session is chosen by the "
-            "`X-Herald-Session` header, else the `user` field, else `default`. Requests "
-            "for one session run one at a time, in arrival order."
+            "Every request needs `Authorization: Bearer <api key>`. In a named session "
+            "Herald keeps the history: a chat completion uses only the LAST `user` message "
+            "as the new input (leading `system` messages become the session's caller "
+            "system message when the session starts). The session is chosen by the "
+            "`X-Herald-Session` header, else the `user` field. A request with neither is "
+            "stateless, as with OpenAI: the conversation is the request's messages (its "
+            "system message and history are what the model sees), stored as one Herald "
+            "session per distinct conversation. Requests for one session run one at a "
+            "time, in arrival order."
         ),
         docs_url=None,
         redoc_url=None,
-        max_body_size=MAX_BODY_BYTES,
         telemetry={
             "tracing": False,
             "metrics": False,
@@ -180,7 +250,8 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
             "auto_configure": False,
         },
     )
-    app.add_middleware(BearerAuth, api_key=backend.api_key)
+    app.add_middleware(RequestShape)
+    app.add_middleware(BearerAuth, api_key=backend.api_key)  # outermost: auth first
 
     def authorized(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
@@ -203,6 +274,16 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
         loc = tuple(first.get("loc", ()))
         if first.get("type") == "json_invalid":
             error = ApiRequestError(400, "the request body is not valid JSON", param="body")
+        elif loc == ("body",) and first.get("type") == "missing":
+            error = ApiRequestError(
+                400,
+                "the request body is empty: send a JSON object with `messages`, e.g. "
+                '{"messages": [{"role": "user", "content": "Hello"}]}',
+                param="messages",
+            )
+        elif first.get("type") == "missing" and _param_of(loc):
+            param = _param_of(loc)
+            error = ApiRequestError(400, f"the field {param!r} is required", param=param)
         else:
             param = _param_of(loc)
             what = first.get("msg", "invalid value")
@@ -212,7 +293,9 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed", 413: "body_too_large"}
+        if exc.status_code == 413:
+            return error_response(body_too_large(), backend.redact)
+        code = {404: "not_found", 405: "method_not_allowed"}
         error = ApiRequestError(exc.status_code, str(exc.detail), code=code.get(exc.status_code))
         return error_response(error, backend.redact)
 
@@ -244,22 +327,17 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
         ending in `data: [DONE]` (plus a usage chunk with `stream_options.include_usage`)."""
         chat = interpret(body, x_herald_session)
         cid = completion_id()
+        turn = await _chat_turn(backend, chat, cid)
         if body.stream:
             include_usage = bool(body.stream_options and body.stream_options.include_usage)
             writer = ChunkWriter(cid, backend.model_name, include_usage=include_usage)
             return StreamingResponse(
-                _stream_turn(backend, writer, chat.session_key, chat.text, chat.caller_system),
+                _stream_turn(backend, writer, turn),
                 media_type="text/event-stream",
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
-        turn = backend.start_chat_turn(
-            chat.session_key,
-            chat.text,
-            caller_system=chat.caller_system,
-            message_id=cid,
-            on_delta=None,
-        )
-        result = await asyncio.shield(turn)
+        result = await asyncio.shield(turn.start(None))
+        await turn.finished(result)
         failure = result_error(result, backend.redact)
         if failure is not None:
             raise failure
@@ -336,8 +414,59 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
     return app
 
 
+@dataclass
+class ChatTurn:
+    """How one chat request runs: in a named session, or (stateless) in the session of
+    its conversation, which learns the reply afterwards."""
+
+    start: Callable[[Callable[[str], None] | None], asyncio.Future[DispatchResult]]
+    finished: Callable[[DispatchResult], Awaitable[None]]
+
+
+async def _chat_turn(backend: ApiBackend, chat: ChatInput, cid: str) -> ChatTurn:
+    async def nothing(_result: DispatchResult) -> None:
+        return None
+
+    if chat.session_key is not None:
+        key = chat.session_key
+        return ChatTurn(
+            start=lambda on_delta: backend.start_chat_turn(
+                key, chat.text, caller_system=chat.caller_system, message_id=cid, on_delta=on_delta
+            ),
+            finished=nothing,
+        )
+    store = backend.store()
+    conversation = Conversation(chat.caller_system, chat.history, chat.text)
+    session_id = await asyncio.to_thread(
+        conversations.session_for, store, conversation, profile=DEFAULT_PROFILE
+    )
+
+    async def finished(result: DispatchResult) -> None:
+        if result.status == "replied" and result.session_id:
+            reply = backend.redact(result.text).strip()
+            await asyncio.to_thread(
+                conversations.remember,
+                store,
+                conversation,
+                result.session_id,
+                reply,
+                profile=DEFAULT_PROFILE,
+            )
+
+    return ChatTurn(
+        start=lambda on_delta: backend.start_session_turn(
+            session_id,
+            chat.text,
+            message_id=cid,
+            caller_system=chat.caller_system,
+            on_delta=on_delta,
+        ),
+        finished=finished,
+    )
+
+
 async def _stream_turn(
-    backend: ApiBackend, writer: ChunkWriter, key: str, text: str, caller_system: str | None
+    backend: ApiBackend, writer: ChunkWriter, chat_turn: ChatTurn
 ) -> AsyncIterator[bytes]:
     """SSE frames for one turn. The turn is not cancelled when the client goes away: it
     finishes and its reply stays in the session's history."""
@@ -348,9 +477,7 @@ async def _stream_turn(
     def on_delta(piece: str) -> None:  # called from the turn's worker thread
         loop.call_soon_threadsafe(deltas.put_nowait, piece)
 
-    turn = backend.start_chat_turn(
-        key, text, caller_system=caller_system, message_id=writer.cid, on_delta=on_delta
-    )
+    turn = chat_turn.start(on_delta)
     yield writer.opening()
     while not turn.done():
         getter = asyncio.ensure_future(deltas.get())
@@ -372,6 +499,7 @@ async def _stream_turn(
         if out:
             yield writer.content(out)
     result = turn.result()
+    await chat_turn.finished(result)
     failure = result_error(result, backend.redact)
     if failure is not None:
         rest = redactor.flush()

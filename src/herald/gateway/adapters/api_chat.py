@@ -1,10 +1,15 @@
 """Chat completions: what a request asks for, and the reply objects and SSE chunks.
 
-Semantics (also in the API docs): Herald keeps each session's history itself, so a
-request contributes only its LAST `user` message as the new input; earlier client
-messages are ignored, except leading `system`/`developer` messages, which become the
-session's caller system message (used when the session's system prompt is built, i.e.
-on its first turn; the prompt is then frozen for the session).
+Semantics (also in the API docs and the README):
+
+- With a session key (the `X-Herald-Session` header, else `user`, else
+  `safety_identifier`) Herald keeps that session's history itself, so a request
+  contributes only its LAST `user` message as the new input; earlier client messages
+  are ignored, except leading `system`/`developer` messages, which become the
+  session's caller system message (used when the session's system prompt is built,
+  i.e. on its first turn; the prompt is then frozen for the session).
+- Without one, the conversation is the request's messages (OpenAI's stateless
+  semantics): see `api_conversations`.
 """
 
 from __future__ import annotations
@@ -27,7 +32,6 @@ from herald.gateway.adapters.api_models import (
 )
 
 SESSION_HEADER = "x-herald-session"
-DEFAULT_SESSION_KEY = "default"
 MAX_SESSION_KEY = 128
 
 _LENGTH_EXITS = frozenset({"budget_exhausted", "max_iterations_reached"})
@@ -69,7 +73,8 @@ def _default_type(status: int) -> str:
 class ChatInput:
     text: str
     caller_system: str | None
-    session_key: str
+    session_key: str | None  # None: a stateless request (the conversation is `history`)
+    history: tuple[tuple[str, str], ...] = ()  # (role, text) before the last user message
 
 
 def _text_of(content: str | list[dict[str, Any]] | None, param: str) -> str:
@@ -116,9 +121,11 @@ def interpret(request: ChatCompletionRequest, session_header: str | None) -> Cha
             param="tools",
         )
     system_parts: list[str] = []
+    leading = 0
     for index, message in enumerate(request.messages):
         if message.role not in ("system", "developer"):
             break
+        leading = index + 1
         text = _text_of(message.content, f"messages[{index}].content").strip()
         if text:
             system_parts.append(text)
@@ -140,8 +147,35 @@ def interpret(request: ChatCompletionRequest, session_header: str | None) -> Cha
     elif request.safety_identifier is not None:
         key = check_session_key(request.safety_identifier, "safety_identifier")
     else:
-        key = DEFAULT_SESSION_KEY
-    return ChatInput(text=text, caller_system="\n\n".join(system_parts) or None, session_key=key)
+        key = None
+    caller_system = "\n\n".join(system_parts) or None
+    if key is not None:
+        return ChatInput(text=text, caller_system=caller_system, session_key=key)
+    history = _history(request, leading, last_user)
+    return ChatInput(text=text, caller_system=caller_system, session_key=None, history=history)
+
+
+def _history(request: ChatCompletionRequest, start: int, end: int) -> tuple[tuple[str, str], ...]:
+    """The client's conversation between its system messages and its new message. Only
+    user and assistant text can be replayed to the model; anything else is refused by
+    name rather than dropped."""
+    turns: list[tuple[str, str]] = []
+    for index in range(start, end):
+        message = request.messages[index]
+        param = f"messages[{index}]"
+        if message.role not in ("user", "assistant"):
+            raise ApiRequestError(
+                400,
+                f"a {message.role!r} message after the conversation has started is not "
+                "supported without a session key (Herald runs its own tools); send user "
+                "and assistant messages, or name a session with the X-Herald-Session header",
+                param=f"{param}.role",
+            )
+        text = _text_of(message.content, f"{param}.content")
+        if message.role == "assistant" and not text.strip():
+            continue  # an assistant turn that only called tools carries no text to replay
+        turns.append((message.role, text))
+    return tuple(turns)
 
 
 # ---- replies ----------------------------------------------------------------------------
