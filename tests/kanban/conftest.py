@@ -81,3 +81,18 @@ def board_factory(
 @pytest.fixture
 def board(board_factory: Callable[..., Board]) -> Board:
     return board_factory()
+
+
+@pytest.fixture
+def kanban_home(tmp_path: Path, fake_llm, monkeypatch: pytest.MonkeyPatch):
+    """`make(kanban={...}, root=...)`: a home wired to the fake LLM with a kanban section;
+    HERALD_HOME points at the (last) home, so subprocesses use it too."""
+    from herald.testing.homes import fake_model_config, make_home, merge
+
+    def make(root: Path | None = None, **sections: object):
+        root = root or tmp_path / "home"
+        config = merge(fake_model_config(fake_llm), {k: v for k, v in sections.items()})
+        monkeypatch.setenv("HERALD_HOME", str(root))
+        return make_home(root, config)
+
+    return make

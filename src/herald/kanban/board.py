@@ -94,9 +94,12 @@ class Board(ABC):
         """Renew the lease; the new expiry. Raises `LeaseLost` if it is no longer held."""
 
     @abstractmethod
-    def release(self, lease: Lease | str, reason: str, *, author: str) -> Task:
+    def release(
+        self, lease: Lease | str, reason: str, *, author: str, use_attempt: bool = True
+    ) -> Task:
         """The holder gives the task back without finishing: attempt +1 and back to todo,
-        or `failed` (with every attempt's reason) once `max_attempts` is reached."""
+        or `failed` (with every attempt's reason) once `max_attempts` is reached.
+        ``use_attempt=False`` (the task never got to run) only returns it to todo."""
 
     @abstractmethod
     def reclaim_expired(self) -> list[int]:

@@ -71,10 +71,16 @@ class PostgresBoard(SqlBoard):
             cur = conn.execute(sql.replace("?", "%s"), tuple(params))  # type: ignore[arg-type]
             return list(cur.fetchall()) if cur.description is not None else []
 
+        import psycopg
+
         with self._lock:
             conn = self._connection()
-            with conn.transaction():
-                yield q
+            try:
+                with conn.transaction():
+                    yield q
+            except psycopg.OperationalError as exc:  # the server went away: reconnect next time
+                conn.close()
+                raise KanbanError(f"the PostgreSQL board failed: {_first_line(exc)}") from exc
 
     def serialize_links(self, q: Query) -> None:
         q("SELECT pg_advisory_xact_lock(?)", (_LINKS_LOCK,))

@@ -404,11 +404,23 @@ class SqlBoard(Board):
                 raise LeaseLost(self._why_lost(q, token))
         return now + ttl
 
-    def release(self, lease: Lease | str, reason: str, *, author: str) -> Task:
+    def release(
+        self, lease: Lease | str, reason: str, *, author: str, use_attempt: bool = True
+    ) -> Task:
         token = token_of(lease)
         with self.transaction(write=True) as q:
             row = self._held(q, token)
-            self._end_attempt(q, row, "released", reason, author)
+            if use_attempt:
+                self._end_attempt(q, row, "released", reason, author)
+            else:
+                now = self.clock()
+                self._end_claim(q, token, "returned", reason, now)
+                q(
+                    f"UPDATE kanban_tasks SET status = 'todo', {_LEASE_CLEARED}, updated_at = ? "
+                    "WHERE id = ?",
+                    (now, row["id"]),
+                )
+                self._note(q, int(row["id"]), author, f"{reason}. Back to todo", now)
         return self.show(int(row["id"]))
 
     def reclaim_expired(self) -> list[int]:

@@ -54,7 +54,10 @@ class SqliteBoard(SqlBoard):
 
         conn = self._conn
         with self._lock:
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.OperationalError as exc:  # locked past the busy timeout
+                raise KanbanError(f"the board {self.path} is busy: {exc}") from exc
             try:
                 yield q
             except BaseException:
