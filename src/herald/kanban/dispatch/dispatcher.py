@@ -30,6 +30,7 @@ from herald.kanban import (
     Board,
     KanbanError,
     Lease,
+    Status,
     base_root,
     host_name,
     open_board,
@@ -109,6 +110,7 @@ class Dispatcher:
     def round(self) -> RoundReport:
         report = RoundReport()
         report.reaped = self.reap()
+        self.cover_starting_workers()
         report.reclaimed = self.board.reclaim_expired() + self.board.reclaim_dead(
             self.host, pid_alive
         )
@@ -183,6 +185,16 @@ class Dispatcher:
                 self.section.breaker_seconds,
                 " ".join(self.command),
             )
+
+    def cover_starting_workers(self) -> None:
+        """Renew the claims of workers still starting up (a cold start on a busy host can
+        take longer than a short lease); once started, a worker heartbeats itself."""
+        for task_id, run in self.running.items():
+            try:
+                if self.board.show(task_id).status is Status.CLAIMED:
+                    self.board.heartbeat(run.lease, self.section.lease_seconds)
+            except KanbanError:
+                continue  # lost meanwhile: the reaper sorts it out
 
     def reap(self) -> list[int]:
         finished: list[int] = []
