@@ -162,3 +162,34 @@ def test_a_worker_whose_lease_is_taken_stops(kanban_home, fake_llm):
     assert outcome.code == EXIT_GAVE_BACK and "no longer held" in outcome.message
     with _board(settings) as board:
         assert board.show(task.id).status is Status.BLOCKED
+
+
+def test_attachments_are_home_files_or_urls(kanban_home, fake_llm):
+    settings = kanban_home()
+    report = settings.home.root / "kanban" / "report.md"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.write_text("# findings\n")
+    with _board(settings) as board:
+        task = board.add(NewTask("write it up"))
+    fake_llm.enqueue(
+        Reply.tool_call("kanban_attach", {"ref": "kanban/report.md", "note": "the write-up"}),
+        Reply.tool_call("kanban_attach", {"ref": "https://example.org/run/42"}),
+        Reply.tool_call("kanban_complete", {"summary": "attached"}),
+        Reply.text("ok"),
+    )
+    assert run_worker(settings, task.id).code == EXIT_REPORTED
+    with _board(settings) as board:
+        attached = board.show(task.id).attachments
+    assert [(a.kind, a.ref) for a in attached] == [
+        ("file", str(report.resolve())),
+        ("url", "https://example.org/run/42"),
+    ]
+
+
+def test_a_bad_dsn_never_shows_its_password(tmp_path):
+    from herald.kanban import KanbanError
+    from herald.kanban.postgres_board import PostgresBoard
+
+    with pytest.raises(KanbanError) as info:
+        PostgresBoard("postgresql://herald:s3cretpw@127.0.0.1:1/nowhere?connect_timeout=2")
+    assert "cannot connect" in str(info.value) and "s3cretpw" not in str(info.value)

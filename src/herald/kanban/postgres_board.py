@@ -61,9 +61,21 @@ class PostgresBoard(SqlBoard):
                 )
             except psycopg.Error as exc:
                 raise KanbanError(
-                    f"cannot connect to the PostgreSQL board (kanban.dsn): {_first_line(exc)}"
+                    "cannot connect to the PostgreSQL board (kanban.dsn): "
+                    f"{self._scrub(_first_line(exc))}"
                 ) from exc
         return self._conn
+
+    def _scrub(self, text: str) -> str:
+        """An error without the DSN or its password (psycopg may quote a bad DSN)."""
+        from psycopg.conninfo import conninfo_to_dict
+
+        text = text.replace(self._dsn, "<kanban.dsn>")
+        try:
+            password = conninfo_to_dict(self._dsn).get("password")
+        except Exception:  # an unparsable DSN: drop everything after a scheme's "@"
+            return text.split("@")[-1] if "@" in text else text
+        return text.replace(str(password), "***") if password else text
 
     @contextmanager
     def transaction(self, *, write: bool) -> Iterator[Query]:
@@ -80,7 +92,9 @@ class PostgresBoard(SqlBoard):
                     yield q
             except psycopg.OperationalError as exc:  # the server went away: reconnect next time
                 conn.close()
-                raise KanbanError(f"the PostgreSQL board failed: {_first_line(exc)}") from exc
+                raise KanbanError(
+                    f"the PostgreSQL board failed: {self._scrub(_first_line(exc))}"
+                ) from exc
 
     def serialize_links(self, q: Query) -> None:
         q("SELECT pg_advisory_xact_lock(?)", (_LINKS_LOCK,))
