@@ -91,7 +91,6 @@ def test_repeated_spawn_failures_open_the_circuit_breaker(kanban_home, caplog):
 def test_tasks_for_other_profiles_run_as_that_profile(kanban_home, tmp_path):
     settings = kanban_home()
     (settings.home.profiles_dir / "coder").mkdir()
-    (settings.home.profiles_dir / "coder" / "config.yaml").write_text("{}\n")
     with _board(settings) as board:
         board.add(NewTask("for coder", assignee="coder"))
         board.add(NewTask("for nobody here", assignee="ghost"))

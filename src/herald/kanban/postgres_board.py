@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from herald.kanban.model import KanbanError
-from herald.kanban.sql_board import Query, Row, SqlBoard, schema_sql
+from herald.kanban.sql_board import SqlBoard
+from herald.kanban.sql_schema import Query, Row, schema_sql
 
 _SCHEMA_LOCK = 72_180_001
 _LINKS_LOCK = 72_180_002

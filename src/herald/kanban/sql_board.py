@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import time
 from abc import abstractmethod
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import Any
 from uuid import uuid4
 
 from herald.kanban.board import Board, token_of
@@ -35,78 +33,17 @@ from herald.kanban.model import (
     Task,
     TaskNotFound,
 )
-
-Row = Mapping[str, Any]
-Query = Callable[[str, Sequence[Any]], list[Row]]
-
-TASK_COLUMNS = (
-    "id, title, body, status, priority, assignee, parent_id, created_at, updated_at, "
-    "attempts, max_attempts, worker_session_id, lease_token, lease_owner, lease_host, "
-    "lease_pid, lease_expires_at, result, blocked_reason"
+from herald.kanban.sql_schema import (
+    ATTEMPT_OUTCOMES,
+    HELD_SQL,
+    LEASE_CLEARED,
+    TASK_COLUMNS,
+    Query,
+    Row,
+    plain,
+    shortest_path,
+    task_from_row,
 )
-_HELD_SQL = "('claimed', 'in_progress')"
-_LEASE_CLEARED = (
-    "lease_token = NULL, lease_owner = NULL, lease_host = NULL, lease_pid = NULL, "
-    "lease_expires_at = NULL"
-)
-# Outcomes of claims that used up an attempt; their reasons explain a failure.
-_ATTEMPT_OUTCOMES = ("released", "expired", "dead")
-
-
-def schema_sql(id_column: str, real: str) -> list[str]:
-    """The tables, written once for both dialects."""
-    return [
-        f"""CREATE TABLE IF NOT EXISTS kanban_tasks (
-            id {id_column},
-            title TEXT NOT NULL,
-            body TEXT NOT NULL DEFAULT '',
-            status TEXT NOT NULL DEFAULT 'todo',
-            priority INTEGER NOT NULL DEFAULT 0,
-            assignee TEXT NOT NULL DEFAULT 'any',
-            parent_id BIGINT REFERENCES kanban_tasks(id),
-            created_at {real} NOT NULL,
-            updated_at {real} NOT NULL,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            max_attempts INTEGER NOT NULL DEFAULT 3,
-            worker_session_id TEXT,
-            lease_token TEXT,
-            lease_owner TEXT,
-            lease_host TEXT,
-            lease_pid INTEGER,
-            lease_expires_at {real},
-            result TEXT,
-            blocked_reason TEXT)""",
-        "CREATE INDEX IF NOT EXISTS kanban_tasks_status ON kanban_tasks(status, priority)",
-        """CREATE TABLE IF NOT EXISTS kanban_links (
-            blocker_id BIGINT NOT NULL REFERENCES kanban_tasks(id),
-            blocked_id BIGINT NOT NULL REFERENCES kanban_tasks(id),
-            PRIMARY KEY (blocker_id, blocked_id))""",
-        f"""CREATE TABLE IF NOT EXISTS kanban_comments (
-            id {id_column},
-            task_id BIGINT NOT NULL REFERENCES kanban_tasks(id),
-            author TEXT NOT NULL,
-            body TEXT NOT NULL,
-            created_at {real} NOT NULL)""",
-        f"""CREATE TABLE IF NOT EXISTS kanban_attachments (
-            id {id_column},
-            task_id BIGINT NOT NULL REFERENCES kanban_tasks(id),
-            kind TEXT NOT NULL,
-            ref TEXT NOT NULL,
-            note TEXT NOT NULL DEFAULT '',
-            created_at {real} NOT NULL)""",
-        f"""CREATE TABLE IF NOT EXISTS kanban_claims (
-            id {id_column},
-            task_id BIGINT NOT NULL REFERENCES kanban_tasks(id),
-            token TEXT NOT NULL UNIQUE,
-            owner TEXT NOT NULL,
-            host TEXT NOT NULL,
-            pid INTEGER,
-            claimed_at {real} NOT NULL,
-            ended_at {real},
-            outcome TEXT,
-            reason TEXT)""",
-        "CREATE INDEX IF NOT EXISTS kanban_claims_task ON kanban_claims(task_id)",
-    ]
 
 
 class SqlBoard(Board):
@@ -187,13 +124,13 @@ class SqlBoard(Board):
                 "WHERE task_id = ? ORDER BY id",
                 (task_id,),
             )
-        return _task(
+        return task_from_row(
             row,
             blocks=tuple(int(r["blocked_id"]) for r in blocks),
             blocked_by=tuple(int(r["blocker_id"]) for r in blocked_by),
             children=tuple(int(r["id"]) for r in children),
-            comments=tuple(Comment(**_plain(r)) for r in comments),
-            attachments=tuple(Attachment(**_plain(r)) for r in attachments),
+            comments=tuple(Comment(**plain(r)) for r in comments),
+            attachments=tuple(Attachment(**plain(r)) for r in attachments),
         )
 
     def list(
@@ -219,7 +156,10 @@ class SqlBoard(Board):
         blocked_by: dict[int, list[int]] = {}
         for link in links:
             blocked_by.setdefault(int(link["blocked_id"]), []).append(int(link["blocker_id"]))
-        return [_task(r, blocked_by=tuple(sorted(blocked_by.get(int(r["id"]), ())))) for r in rows]
+        return [
+            task_from_row(r, blocked_by=tuple(sorted(blocked_by.get(int(r["id"]), ()))))
+            for r in rows
+        ]
 
     def update(
         self,
@@ -262,7 +202,7 @@ class SqlBoard(Board):
             edges: dict[int, list[int]] = {}
             for r in q("SELECT blocker_id, blocked_id FROM kanban_links", ()):
                 edges.setdefault(int(r["blocker_id"]), []).append(int(r["blocked_id"]))
-            path = _path(edges, blocked_id, blocker_id)
+            path = shortest_path(edges, blocked_id, blocker_id)
             if path is not None:
                 chain = " → ".join(str(t) for t in path)
                 raise CycleError(
@@ -397,7 +337,7 @@ class SqlBoard(Board):
         with self.transaction(write=True) as q:
             rows = q(
                 f"UPDATE kanban_tasks SET lease_expires_at = ? WHERE lease_token = ? "
-                f"AND status IN {_HELD_SQL} RETURNING id",
+                f"AND status IN {HELD_SQL} RETURNING id",
                 (now + ttl, token),
             )
             if not rows:
@@ -416,7 +356,7 @@ class SqlBoard(Board):
                 now = self.clock()
                 self._end_claim(q, token, "returned", reason, now)
                 q(
-                    f"UPDATE kanban_tasks SET status = 'todo', {_LEASE_CLEARED}, updated_at = ? "
+                    f"UPDATE kanban_tasks SET status = 'todo', {LEASE_CLEARED}, updated_at = ? "
                     "WHERE id = ?",
                     (now, row["id"]),
                 )
@@ -427,7 +367,7 @@ class SqlBoard(Board):
         done: list[int] = []
         with self.transaction(write=True) as q:
             rows = q(
-                f"SELECT {TASK_COLUMNS} FROM kanban_tasks WHERE status IN {_HELD_SQL} "
+                f"SELECT {TASK_COLUMNS} FROM kanban_tasks WHERE status IN {HELD_SQL} "
                 f"AND lease_expires_at < ? ORDER BY id{self.lock_claim}",
                 (self.clock(),),
             )
@@ -440,7 +380,7 @@ class SqlBoard(Board):
     def reclaim_dead(self, host: str, is_alive: Callable[[int], bool]) -> list[int]:
         with self.transaction(write=False) as q:
             rows = q(
-                f"SELECT id, lease_token, lease_pid FROM kanban_tasks WHERE status IN {_HELD_SQL}"
+                f"SELECT id, lease_token, lease_pid FROM kanban_tasks WHERE status IN {HELD_SQL}"
                 " AND lease_host = ? AND lease_pid IS NOT NULL",
                 (host,),
             )
@@ -450,7 +390,7 @@ class SqlBoard(Board):
             with self.transaction(write=True) as q:
                 found = q(
                     f"SELECT {TASK_COLUMNS} FROM kanban_tasks WHERE id = ? AND lease_token = ? "
-                    f"AND status IN {_HELD_SQL}{self.lock_row}",
+                    f"AND status IN {HELD_SQL}{self.lock_row}",
                     (r["id"], r["lease_token"]),
                 )
                 if not found:
@@ -468,7 +408,7 @@ class SqlBoard(Board):
                 f"FROM kanban_claims {clause}ORDER BY id",
                 params,
             )
-        return [Claim(**_plain(r)) for r in rows]
+        return [Claim(**plain(r)) for r in rows]
 
     # ---- outcomes ----------------------------------------------------------------------
 
@@ -518,7 +458,7 @@ class SqlBoard(Board):
         with self.transaction(write=False) as q:
             rows = q(
                 f"SELECT id FROM kanban_tasks WHERE worker_session_id = ? "
-                f"AND status IN {_HELD_SQL} ORDER BY updated_at DESC LIMIT 1",
+                f"AND status IN {HELD_SQL} ORDER BY updated_at DESC LIMIT 1",
                 (session_id,),
             )
         return self.show(int(rows[0]["id"])) if rows else None
@@ -555,7 +495,7 @@ class SqlBoard(Board):
             reason = text if to is Status.BLOCKED else None
             q(
                 f"UPDATE kanban_tasks SET status = ?, result = ?, blocked_reason = ?, "
-                f"{_LEASE_CLEARED}, updated_at = ? WHERE id = ?",
+                f"{LEASE_CLEARED}, updated_at = ? WHERE id = ?",
                 (to.value, result, reason, now, task_id),
             )
             if held:
@@ -592,13 +532,13 @@ class SqlBoard(Board):
             reasons = q(
                 "SELECT reason FROM kanban_claims WHERE task_id = ? AND outcome IN (?, ?, ?) "
                 "ORDER BY id",
-                (task_id, *_ATTEMPT_OUTCOMES),
+                (task_id, *ATTEMPT_OUTCOMES),
             )
             listed = "; ".join(f"{i}. {r['reason']}" for i, r in enumerate(reasons, start=1))
             result = f"failed after {attempts} attempts: {listed}"
             q(
                 f"UPDATE kanban_tasks SET status = 'failed', attempts = ?, result = ?, "
-                f"{_LEASE_CLEARED}, updated_at = ? WHERE id = ?",
+                f"{LEASE_CLEARED}, updated_at = ? WHERE id = ?",
                 (attempts, result, now, task_id),
             )
             self._note(
@@ -611,7 +551,7 @@ class SqlBoard(Board):
             )
         else:
             q(
-                f"UPDATE kanban_tasks SET status = 'todo', attempts = ?, {_LEASE_CLEARED}, "
+                f"UPDATE kanban_tasks SET status = 'todo', attempts = ?, {LEASE_CLEARED}, "
                 "updated_at = ? WHERE id = ?",
                 (attempts, now, task_id),
             )
@@ -650,7 +590,7 @@ class SqlBoard(Board):
     def _held(self, q: Query, token: str | None) -> Row:
         rows = q(
             f"SELECT {TASK_COLUMNS} FROM kanban_tasks WHERE lease_token = ? "
-            f"AND status IN {_HELD_SQL}{self.lock_row}",
+            f"AND status IN {HELD_SQL}{self.lock_row}",
             (token,),
         )
         if not rows:
@@ -666,36 +606,3 @@ class SqlBoard(Board):
             f"the lease on task {r['task_id']} is no longer held ({r['outcome']}: "
             f"{r['reason']}); stop working on it"
         )
-
-
-def _path(edges: Mapping[int, Sequence[int]], start: int, goal: int) -> list[int] | None:
-    """The shortest chain of links from `start` to `goal`, or None."""
-    previous: dict[int, int | None] = {start: None}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        if node == goal:
-            chain: list[int] = []
-            current: int | None = node
-            while current is not None:
-                chain.append(current)
-                current = previous[current]
-            return chain[::-1]
-        for nxt in edges.get(node, ()):
-            if nxt not in previous:
-                previous[nxt] = node
-                queue.append(nxt)
-    return None
-
-
-def _plain(row: Row) -> dict[str, Any]:
-    return {k: row[k] for k in row.keys()}  # noqa: SIM118 - sqlite3.Row has keys(), not iter
-
-
-def _task(row: Row, **extra: Any) -> Task:
-    data = _plain(row)
-    data["status"] = Status(data["status"])
-    for key in ("id", "parent_id"):
-        if data[key] is not None:
-            data[key] = int(data[key])
-    return Task(**data, **extra)

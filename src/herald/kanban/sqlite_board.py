@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from herald.kanban.model import KanbanError
-from herald.kanban.sql_board import Query, Row, SqlBoard, schema_sql
+from herald.kanban.sql_board import SqlBoard
+from herald.kanban.sql_schema import Query, Row, schema_sql
 
 BUSY_TIMEOUT_MS = 30_000
 

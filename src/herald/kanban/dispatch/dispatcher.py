@@ -102,7 +102,7 @@ class Dispatcher:
         names = [ANY_ASSIGNEE, "default"]
         profiles = base_root(self.settings.home) / "profiles"
         if profiles.is_dir():
-            names += sorted(p.name for p in profiles.iterdir() if (p / "config.yaml").exists())
+            names += sorted(p.name for p in profiles.iterdir() if p.is_dir())
         return list(dict.fromkeys(names))
 
     # ---- one round -----------------------------------------------------------------------
