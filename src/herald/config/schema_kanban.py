@@ -58,8 +58,8 @@ class KanbanConfig(StrictModel):
     def _dsn_is_a_reference(cls, value: str) -> str:
         if not DSN_REF_RE.match(value.strip()):
             raise ValueError(
-                "kanban.dsn must be a ${NAME} reference to a secret (the DSN holds a "
-                "password): put KANBAN_DSN=postgresql://... in .env and set "
+                "a ${NAME} reference to a secret, not the DSN itself (it holds a password): "
+                "put the postgresql:// URL in .env as KANBAN_DSN and set "
                 "kanban.dsn: ${KANBAN_DSN}"
             )
         return value.strip()

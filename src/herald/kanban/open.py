@@ -39,7 +39,8 @@ def open_board(config: HeraldConfig, home: HeraldHome, secrets: Secrets | None) 
             where = f" or in {secrets.env_file}" if secrets and secrets.env_file else ""
             raise KanbanError(
                 f"kanban.backend is postgres but the secret {name} (kanban.dsn) is not set: "
-                f"set {name}=postgresql://user:password@host/db in the environment{where}"
+                f"set {name} to the board's postgresql:// URL (user, password, host, database) "
+                f"in the environment{where}"
             )
         return PostgresBoard(dsn, max_attempts=section.max_attempts)
     from herald.kanban.sqlite_board import SqliteBoard
