@@ -26,16 +26,17 @@ class Clock:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[object]:
-    from herald.testing.postgres import PostgresServer, PostgresUnavailable
+    from herald.testing.postgres import PostgresServer, PostgresUnavailable, find_server_binaries
 
     try:
         import psycopg  # noqa: F401
     except ImportError:
         pytest.skip("psycopg is not installed (pip install 'herald[kanban]')")
     try:
-        server = PostgresServer().start()
+        find_server_binaries()
     except PostgresUnavailable as exc:
         pytest.skip(f"no PostgreSQL server for the postgres backend tests: {exc}")
+    server = PostgresServer().start()  # binaries that are there but fail: an error, not a skip
     yield server
     server.stop()
 
