@@ -91,8 +91,9 @@ class PostgresBoard(SqlBoard):
             try:
                 with conn.transaction():
                     yield q
-            except psycopg.OperationalError as exc:  # the server went away: reconnect next time
-                conn.close()
+            except psycopg.Error as exc:
+                if isinstance(exc, psycopg.OperationalError):  # the server went away
+                    conn.close()  # reconnect next time
                 raise KanbanError(
                     f"the PostgreSQL board failed: {self._scrub(_first_line(exc))}"
                 ) from exc

@@ -61,10 +61,13 @@ class SqliteBoard(SqlBoard):
                 raise KanbanError(f"the board {self.path} is busy: {exc}") from exc
             try:
                 yield q
-            except BaseException:
-                conn.execute("ROLLBACK")
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):  # disk full, I/O error, locked
+                    raise KanbanError(f"the board {self.path} failed: {exc}") from exc
                 raise
-            conn.execute("COMMIT")
 
     def close(self) -> None:
         with self._lock:
