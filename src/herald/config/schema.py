@@ -12,6 +12,7 @@ from pydantic import Field, field_validator
 
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_gateway import GatewayConfig
+from herald.config.schema_kanban import KanbanConfig
 from herald.config.schema_learning import LearningConfig
 from herald.config.schema_memory import MemoryConfig
 from herald.config.schema_skills import CuratorConfig, SkillsConfig
@@ -134,6 +135,7 @@ class HeraldConfig(StrictModel):
     curator: CuratorConfig = Field(default_factory=CuratorConfig)
     learning: LearningConfig = Field(default_factory=LearningConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    kanban: KanbanConfig = Field(default_factory=KanbanConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

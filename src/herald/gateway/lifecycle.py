@@ -350,8 +350,11 @@ def run_gateway(settings: Settings, *, adapters: list[PlatformAdapter] | None = 
         return 1
     handler = setup_gateway_logging(settings)
     files.write_pid()
+    from herald.kanban.dispatch import gateway_dispatcher
+
     try:
-        return asyncio.run(_main(settings, adapters))
+        with gateway_dispatcher(settings):  # the task board's dispatcher (kanban.in_gateway)
+            return asyncio.run(_main(settings, adapters))
     finally:
         files.remove_pid()
         if handler is not None:
