@@ -3,11 +3,15 @@
 `check_command` decides, deterministically and without I/O, whether a shell
 command may run: ``hardline`` (refused whatever the configuration: deleting
 /, a system directory or a home, mkfs, raw disk writes, fork bombs, killing
-every process, power-off, commands over the parser limits, ``sudo -S``
-without a configured password), ``approval`` (dangerous: recursive or forced
-deletes, destructive git, downloads piped into a shell, inline interpreter
-code, writes to sensitive files, destructive SQL, stopping services or
-Herald's gateway, prunes …) or ``allow``; `RULE_CATALOGUE` lists every rule
+every process, power-off, commands over the parser limits), ``approval``
+(dangerous: recursive or forced deletes, destructive git, downloaded or
+decoded code run by a shell, inline interpreter code, writes to sensitive
+files, destructive SQL, stopping or restarting services or Herald's gateway,
+container and cluster deletes, firewall flushes, world-writable chmod,
+``sudo -S``, command names from unknown expansions …) or ``allow``. Every
+position that runs its argument (``bash -c``, ``man -P``, ``git -c
+core.pager=``, ``find -exec``, ``xargs``, ``env -S``, ``GIT_PAGER=`` …) is a
+carrier whose payload gets the full rules; `RULE_CATALOGUE` lists every rule
 id. `save_blocked_script` stores a command refused for its size as a
 script. The approval policy (`decide`, `ApprovalPolicy`, `resolve_choice`,
 the smart-mode judge prompt and answer parsing, allow patterns and deny
