@@ -19,7 +19,9 @@ globs) turns a verdict into allow / deny / ask-a-human. `redact` masks
 secrets in text shown to people, logged or summarised (plus exact values
 registered with `register_secret_values`), and `scan_text` is the one
 injection scanner for memory, context files, cron prompts, skills and
-webhooks.
+webhooks. `strip_structure_tags` removes role tags, tool-call markup and
+chat-template tokens from untrusted text (tool errors) before a model reads
+it.
 """
 
 from herald.safety.approval import (
@@ -50,6 +52,7 @@ from herald.safety.commands import (
 )
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
 from herald.safety.scanner import SCAN_KINDS, ScanFinding, ScanResult, scan_text
+from herald.safety.structure_tags import strip_structure_tags
 
 __all__ = [
     "HUMAN_CHOICES",
@@ -80,5 +83,6 @@ __all__ = [
     "run_judge",
     "save_blocked_script",
     "scan_text",
+    "strip_structure_tags",
     "unattended_default",
 ]
