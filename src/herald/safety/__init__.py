@@ -51,7 +51,7 @@ from herald.safety.commands import (
     save_blocked_script,
 )
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
-from herald.safety.scanner import SCAN_KINDS, ScanFinding, ScanResult, scan_text
+from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
 from herald.safety.structure_tags import strip_structure_tags
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "PARSER_LIMITS_RULE",
     "RULE_CATALOGUE",
     "SCAN_KINDS",
+    "SCAN_RULES",
     "ApprovalDecision",
     "ApprovalPolicy",
     "ApprovalPrompt",
