@@ -184,7 +184,10 @@ def scan_text(text: str, *, kind: str, lenient: bool = False) -> ScanResult:
     stored = strip_invisible(text) if lenient else text
     clean = _clean(text)
     offsets: list[int] | None = None
+    lowered = clean.lower()
     for rule in RULES:
+        if rule.needles and not any(n in lowered for n in rule.needles):
+            continue
         span = rule.find(clean)
         if span is None:
             continue
