@@ -200,6 +200,18 @@ ALLOWED = [
     "sudo -l",
     "crontab -l",
     "tmux new -s work",
+    "rm -f -- readme.txt",
+    'rm -f "my file.txt"',
+    "docker compose rm -f",
+    "kubectl delete --dry-run=client -f x.yaml",
+    "ufw allow 22",
+    "iptables -A INPUT -p tcp --dport 22 -j ACCEPT",
+    'LESSOPEN="| cat %s" less x',
+    "PAGER=less man ls",
+    "EDITOR=vim git commit",
+    "git -c core.editor=vim commit",
+    "GIT_SSH_COMMAND='ssh -i ~/.ssh/deploy_key' git fetch",
+    "bash -O globstar -c 'ls **/*.py'",
 ]
 
 

@@ -35,6 +35,8 @@ SHELL_OPTIONS = [
     ("bash +O nullglob +O dotglob -o errexit -c 'rm -rf /usr'", SYSTEM),
     ("sudo bash +O extglob -c 'rm -rf /'", ROOT),
     ("env -i bash +o history -c 'rm -rf /'", ROOT),
+    ('bash -O extglob +x -c "rm -rf /"', ROOT),
+    ('sh -c "rm -rf /" -- x', ROOT),
 ]
 
 # Options of otherwise read-only tools whose value is run as a command.
@@ -83,6 +85,9 @@ EXEC_OPTIONS = [
     ("ssh -oProxyCommand='rm -rf ~' host", HOME),
     ("vim -c ':!rm -rf /' notes.txt", ROOT),
     ("zip -T -TT 'rm -rf /' a.zip f", ROOT),
+    ('git -c core.pager="rm -rf /" -p log', ROOT),
+    ("export PAGER='rm -rf /'; man ls", ROOT),
+    ('ssh -o "ProxyCommand rm -rf /" h', ROOT),
 ]
 
 # find and xargs run their argument commands.
@@ -104,6 +109,8 @@ FIND_XARGS = [
     ("printf '%s\\n' /usr | xargs rm -rf", SYSTEM),
     ("ls | xargs -r env -S 'rm -rf /'", ROOT),
     ("xargs -a list.txt sh -c 'reboot'", SHUTDOWN),
+    ('xargs -I % sh -c "rm -rf /"', ROOT),
+    ("timeout 5 xargs rm -rf /", ROOT),
 ]
 
 ENV_SPLIT = [
@@ -144,6 +151,8 @@ ABBREVIATIONS = [
     ("git reset --soft HEAD~1", "allow", "allow"),
     ("git reset --mixed", "allow", "allow"),
     ("chmod --verb 644 notes.txt", "allow", "allow"),
+    ("git push origin --forc", "approval", "dangerous.git_destructive"),
+    ("sudo -u root --stdin ls", "approval", "dangerous.sudo_stdin"),
 ]
 
 # Command names that come out of a parameter expansion.
@@ -169,6 +178,11 @@ EXPANDED_NAMES = [
     ("`cat cmd.txt` x", "approval", "dangerous.dynamic_command"),
     ("sudo $CMD", "approval", "dangerous.dynamic_command"),
     ("${PAGER:-less} README.md", "approval", "dangerous.dynamic_command"),
+    ("nohup ${CMD:-rm} -rf / &", "hardline", ROOT),
+    ("${X:-${Y:-rm}} -rf /", "hardline", ROOT),
+    ("$X$Y -rf /", "approval", "dangerous.dynamic_command"),
+    ("((i++))", "allow", "allow"),
+    ('eval "$(ssh-agent -s)"', "allow", "allow"),
 ]
 
 SUDO_PASSWORD = [
