@@ -1,27 +1,38 @@
 """The injection scanner's rules: each has an id, a category and a reason
 (why the match is a problem), and finds the span of the first match in the
-cleaned text. `SCAN_RULES` maps every id to its reason.
+cleaned text. `SCAN_RULES` maps every id to its reason. Matchers that need
+more than one expression live in :mod:`.scan_matchers`, the finders they are
+built from in :mod:`.scan_match`.
 
 Every pattern is anchored on a literal or a word and has bounded
-quantifiers; rules that need a window (``verb … target``) search from the
-anchors, so a pass over 100 KB stays linear.
+quantifiers; rules that need a window (``verb … target``) merge the match
+lists of both parts, so a pass over 100 KB stays linear.
 """
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
 from types import MappingProxyType
 
-from herald.safety.commands import check_command
-from herald.safety.redaction import redact, secret_kinds
+from herald.safety.scan_match import Span, before, regex
+from herald.safety.scan_matchers import (
+    ARCHIVERS,
+    CREDENTIAL_DIRS,
+    FORWARD,
+    command_exfiltration,
+    credential,
+    hidden_css,
+    html_comment,
+    pipe_to_shell,
+    plain_password,
+    prose_exfiltration,
+    remote_instructions,
+    secret_variable,
+)
 
-Span = tuple[int, int]
-_MAX_ANCHORS = 5000
 _I = re.I
 
 
@@ -36,58 +47,6 @@ class ScanRule:
     reason: str
     find: Callable[[str], Span | None]
     needles: tuple[str, ...] = ()
-
-
-def _regex(pattern: str, flags: int = _I) -> Callable[[str], Span | None]:
-    compiled = re.compile(pattern, flags)
-
-    def find(text: str) -> Span | None:
-        m = compiled.search(text)
-        return m.span() if m else None
-
-    return find
-
-
-def _window_start(text: str, pos: int, window: int) -> int:
-    """Start of the window of at most window chars before pos on its line."""
-    low = max(0, pos - window)
-    return text.rfind("\n", low, pos) + 1 or low
-
-
-def _before(
-    anchor: str, before: str, window: int, after: str | None = None
-) -> Callable[[str], Span | None]:
-    """anchor preceded on its line, within window chars, by before (and,
-    when given, followed on its line by after). Both lists of matches are
-    found once and merged, so the cost stays linear in the text length."""
-    anchor_re, before_re = re.compile(anchor, _I), re.compile(before, _I)
-    after_re = re.compile(after, _I) if after else None
-
-    def find(text: str) -> Span | None:
-        anchors = [m.span() for m in islice(anchor_re.finditer(text), _MAX_ANCHORS)]
-        if not anchors:
-            return None
-        befores = [m.span() for m in before_re.finditer(text)]
-        starts = [b for b, _ in befores]
-        afters = [m.span() for m in after_re.finditer(text)] if after_re is not None else []
-        after_starts = [a for a, _ in afters]
-        for a_start, a_end in anchors:
-            low = _window_start(text, a_start, window)
-            i = bisect.bisect_left(starts, low)
-            if i >= len(befores) or befores[i][1] > a_start:
-                continue
-            end = a_end
-            if after_re is not None:
-                k = bisect.bisect_left(after_starts, a_end)
-                if k >= len(afters) or afters[k][1] > a_end + 400:
-                    continue
-                if "\n" in text[a_end : afters[k][0]]:
-                    continue
-                end = afters[k][1]
-            return befores[i][0], end
-        return None
-
-    return find
 
 
 # -- instruction overrides ------------------------------------------------------------
@@ -163,215 +122,11 @@ _ENCODED = (
     r"|\b(?:apply|follow|execute|obey|run)\s+(?:the\s+)?(?:rot-?13|base-?64|hex|encoded|decoded"
     r"|encrypted|obfuscated)\b[^.\n]{0,60}?\b(?:instructions|commands)\b"
 )
-_FETCH_RE = re.compile(
-    r"\b(?:fetch|download|get|read|poll|check|load|retrieve|pull|visit|open|curl)\b", _I
-)
-_URLISH_RE = re.compile(r"https?://|\burl\b", _I)
-_OBEY_RE = re.compile(
-    r"\b(?:and|then)\s+(?:execute|run|follow|obey|do|carry\s+out|perform|implement)\s+"
-    r"(?:whatever|what(?:ever)?|every(?:thing)?|all|any|them|it|the\s+(?:instructions|commands"
-    r"|tasks|orders|steps|result|response))\b",
-    _I,
-)
-_GAP_BREAK_RE = re.compile(r"[.\n]")
-_SPACE_RE = re.compile(r"\s")
-
-
-def _remote_instructions(text: str) -> Span | None:
-    """fetch … URL … and execute whatever it returns: a verb that fetches, a
-    URL, then an order to act on the result, within one sentence."""
-    obeys = [m.span() for m in islice(_OBEY_RE.finditer(text), _MAX_ANCHORS)]
-    if not obeys:
-        return None
-    urls = [m.span() for m in islice(_URLISH_RE.finditer(text), _MAX_ANCHORS * 4)]
-    fetches = [m.span() for m in islice(_FETCH_RE.finditer(text), _MAX_ANCHORS * 4)]
-    url_starts = [u for u, _ in urls]
-    fetch_starts = [f for f, _ in fetches]
-    for o_start, o_end in obeys:
-        i = bisect.bisect_left(url_starts, max(0, o_start - 300))
-        while i < len(urls) and urls[i][0] < o_start:
-            u_start = urls[i][0]
-            i += 1
-            space = _SPACE_RE.search(text, u_start, min(o_start, u_start + 200))
-            u_end = space.start() if space else o_start
-            if o_start - u_end > 80 or _GAP_BREAK_RE.search(text, u_end, o_start):
-                continue
-            j = bisect.bisect_left(fetch_starts, max(0, u_start - 70))
-            if (
-                j < len(fetches)
-                and fetches[j][1] <= u_start
-                and not _GAP_BREAK_RE.search(text, fetches[j][1], u_start)
-            ):
-                return fetches[j][0], o_end
-    return None
-
-
 _ROLE_MARKER = (
     r"<\|(?:im_start|im_end|system|endoftext|start_header_id|eot_id)\|>|\[/?INST\]|<<SYS>>"
     r"|</?(?:system|system_prompt|instructions)>|\[SYSTEM\]|^#{1,4}\s*system\s*(?:prompt|message)?\s*:"
 )
 
-# -- exfiltration ----------------------------------------------------------------------
-
-_SECRET_NOUN_RE = re.compile(
-    r"\b(?:secrets?|api[\s_-]?keys?|access\s+keys?|tokens?|credentials?|passwords?|passphrases?"
-    r"|private\s+keys?|ssh\s+keys?|env(?:ironment)?\s+var(?:iable)?s?|id_rsa|id_ed25519|cookies?"
-    r"|keychain|wallet|seed\s+phrase|memories|memory\s+files?|conversation\s+history|chat\s+(?:history"
-    r"|logs?)|state\.db|(?:MEMORY|USER|SOUL)\.md)\b|\.env\b|~/\.ssh\b|\.aws/credentials\b"
-    r"|~/\.herald\b",
-    _I,
-)
-# "the webhook in my .env", "the token from .env": where a setting lives, not what is sent
-_LOCATION_BEFORE_RE = re.compile(
-    r"\b(?:in|from|inside|stored\s+in|saved\s+in|listed\s+in|using)\s+(?:(?:my|the|our|your)\s+)?$",
-    _I,
-)
-_DESTINATION_RE = re.compile(
-    r"https?://|\bwebhook\b|@(?<=[\w.+-]@)[\w-]{1,63}\.[a-z]{2,24}\b|\bpastebin\b|\bngrok\b"
-    r"|\bto\s+(?:this|my|our|the\s+following|an?\s+external)\s+(?:server|endpoint|url|address"
-    r"|host|e-?mail|inbox)\b",
-    _I,
-)
-_SEND_VERB_RE = re.compile(
-    r"\b(?:send|post|upload|forward|exfiltrate|transmit|leak|copy|e-?mail|share|submit|paste"
-    r"|beam|dump)\b",
-    _I,
-)
-
-
-def _spans(pattern: re.Pattern[str], text: str) -> list[Span]:
-    return [m.span() for m in pattern.finditer(text)]
-
-
-def _prose_exfiltration(text: str) -> Span | None:
-    """verb … secret … destination (or verb … destination … secret) on one line,
-    found by merging the three match lists (linear in the text length)."""
-    dests = _spans(_DESTINATION_RE, text)
-    if not dests:
-        return None
-    verbs = _spans(_SEND_VERB_RE, text)
-    secrets = [
-        (s, e)
-        for s, e in _spans(_SECRET_NOUN_RE, text)
-        if not _LOCATION_BEFORE_RE.search(text, max(0, s - 30), s)
-    ]
-    if not verbs or not secrets:
-        return None
-    verb_ends = [e for _, e in verbs]
-    dest_starts = [s for s, _ in dests]
-    for s_start, s_end in secrets[:_MAX_ANCHORS]:
-        line = _window_start(text, s_start, 200)
-        i = bisect.bisect_right(verb_ends, s_start) - 1
-        if i < 0 or verb_ends[i] < max(line, s_start - 120):
-            continue
-        j = bisect.bisect_left(dest_starts, s_end)
-        if j < len(dests):
-            d_start, d_end = dests[j]
-            if d_start - s_end <= 160 and "\n" not in text[s_end:d_start]:
-                return verbs[i][0], d_end
-        j = bisect.bisect_right(dest_starts, s_start) - 1
-        if j >= 0:
-            d_start, d_end = dests[j]
-            if d_start >= verb_ends[i] and d_start - verb_ends[i] <= 60 and s_start - d_end <= 120:
-                return verbs[i][0], s_end
-    return None
-
-
-_UPLOAD_WORD_RE = re.compile(r"\b(?:curl|wget|nc|ncat|netcat|http|xh|scp|rsync|socat)\b")
-_SECRET_FILE_RE = re.compile(
-    r"\.ssh/|\.env\b|\.aws/credentials|id_rsa|id_ed25519|\.netrc|\.git-credentials|\.pgpass"
-    r"|\.herald/|/etc/shadow|\b(?:env|printenv)\s*\|"
-)
-_PIPE_TO_SHELL_RE = re.compile(
-    r"\|\s*(?:sudo\s+)?(?:ba|z|k|da|fi)?sh\b|\|\s*(?:sudo\s+)?(?:python|perl|ruby|node|php)"
-    r"|\b(?:ba|z)?sh\s+<\(|\bsource\s+<\(|\beval\s+\"?\$\((?:curl|wget)"
-)
-_DOWNLOAD_WORD_RE = re.compile(r"\b(?:curl|wget|fetch|http|xh|nc)\b")
-_COMMAND_START_RE = re.compile(
-    r"\b(?:cat|env|printenv|curl|wget|nc|ncat|scp|rsync|base64|tar|http|bash|sh|eval|source)\b"
-)
-_MAX_COMMAND_LINES = 64
-_MAX_COMMAND_CHARS = 2000
-
-
-def _command_lines(text: str, must: tuple[re.Pattern[str], ...], rule: str) -> Span | None:
-    """A line holding a command that check_command flags with rule (the
-    command may follow a prompt or a label: each command word is tried)."""
-    checked = 0
-    pos = 0
-    for line in text.split("\n"):
-        offset = pos
-        pos += len(line) + 1
-        if checked >= _MAX_COMMAND_LINES:
-            break
-        if not all(p.search(line) for p in must):
-            continue
-        checked += 1
-        starts = [0, *[m.start() for m in _COMMAND_START_RE.finditer(line)][:4]]
-        for start in dict.fromkeys(starts):
-            command = line[start : start + _MAX_COMMAND_CHARS].strip().strip("`").strip()
-            if rule in check_command(command).rules:
-                return offset + start, offset + min(len(line), start + _MAX_COMMAND_CHARS)
-    return None
-
-
-def _command_exfiltration(text: str) -> Span | None:
-    return _command_lines(text, (_UPLOAD_WORD_RE, _SECRET_FILE_RE), "dangerous.exfiltration")
-
-
-def _pipe_to_shell(text: str) -> Span | None:
-    return _command_lines(text, (_PIPE_TO_SHELL_RE, _DOWNLOAD_WORD_RE), "dangerous.pipe_to_shell")
-
-
-_SECRET_VAR_RE = re.compile(
-    r"\$\{?([A-Z0-9_]{0,60}(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|CREDENTIALS?)[A-Z0-9_]{0,20})\}?"
-)
-_URL_HOST_RE = re.compile(r"https?://([^/\s:\"'?#]{1,255})", _I)
-_SENDERS_RE = re.compile(r"\b(?:curl|wget|http|https|xh|nc|ncat|httpie|fetch|GET|POST|PUT)\b")
-_VENDOR_ALIASES = {"gh": "github", "hf": "huggingface", "aws": "amazonaws", "gcp": "googleapis",
-                   "google": "googleapis", "gemini": "googleapis", "az": "azure",
-                   "cf": "cloudflare", "tg": "telegram"}  # fmt: skip
-_GENERIC_PARTS = frozenset({"API", "KEY", "TOKEN", "SECRET", "ACCESS", "AUTH", "PASSWORD",
-                            "PASS", "PRIVATE", "CLIENT", "BEARER", "APP", "MY", "THE"})  # fmt: skip
-
-
-def _vendor_host(var: str, host: str) -> bool:
-    vendor = next((p for p in var.split("_") if p and p not in _GENERIC_PARTS), "")
-    if not vendor:
-        return False
-    word = _VENDOR_ALIASES.get(vendor.lower(), vendor.lower())
-    return word in host.lower()
-
-
-def _secret_variable(text: str) -> Span | None:
-    """A secret environment variable sent to a host that is not its vendor's
-    (``curl -H "Authorization: Bearer $OPENAI_API_KEY" https://elsewhere``),
-    judged once per line that holds one."""
-    offset = 0
-    for line in text.split("\n"):
-        start, offset = offset, offset + len(line) + 1
-        if "$" not in line or not _SENDERS_RE.search(line):
-            continue
-        names = {m.group(1) for m in islice(_SECRET_VAR_RE.finditer(line), _MAX_ANCHORS)}
-        if not names:
-            continue
-        hosts = set(islice(_URL_HOST_RE.findall(line), _MAX_ANCHORS))
-        if any(not _vendor_host(name, host) for name in names for host in hosts):
-            return start, start + len(line)
-    return None
-
-
-_FORWARD = (
-    r"\b(?:forward|relay|bcc|cc|copy|mirror|send|redirect)\s+(?:all|every|each|any)\s+"
-    r"(?:of\s+(?:my|the|your)\s+)?(?:incoming\s+|new\s+|future\s+|received\s+)?(?:messages?"
-    r"|e-?mails?|conversations?|chats?|dms?|replies|reply|notifications?|texts?|sms)\b[^.\n]{0,80}?"
-    r"\bto\s+(?!me\b|my\b|myself\b|us\b|our\b|the\s+owner\b)"
-)
-_CREDENTIAL_DIRS = (
-    r"(?:~|\$HOME|\$\{HOME\}|/home/\w+|/root)/"
-    r"\.(?:aws|ssh|gnupg|kube|docker|config/gcloud|herald|password-store|netrc)\b"
-)
-_ARCHIVERS = r"\b(?:zip|tar|7z|7za|rar|cpio)\b"
 
 # -- persistence --------------------------------------------------------------------------
 
@@ -416,153 +171,55 @@ _WIPE_MEMORY = (
     r"|USER\.md|state\.db|SOUL\.md)"
 )
 
-# -- secrets -------------------------------------------------------------------------------
-
-_PASSWORD_RE = re.compile(
-    r"\b(?:password|passwd|passphrase|passcode|pin|pw|pwd)\b(?:\s+(?:for|of|to)\s+[\w .@-]{1,40}?)?"
-    r"\s*(?:is|was|=|:|->)\s*[:=]?\s*([\"'`]?)([^\s\"'`]{4,64})\1",
-    _I,
-)
-_NOT_A_PASSWORD = frozenset({"required", "stored", "set", "missing", "wrong", "incorrect",
-                             "correct", "expired", "changed", "the", "not", "empty", "blank",
-                             "reset", "same", "secret", "hidden", "unknown", "needed", "managed",
-                             "rotated", "saved", "kept", "available", "optional", "invalid",
-                             "too", "also", "still", "now", "being", "in", "at", "on", "a", "an",
-                             "generated", "encrypted", "hashed", "weak", "strong", "used",
-                             "sent", "shown", "visible", "protected", "mandatory", "disabled",
-                             "enabled", "none", "null"})  # fmt: skip
-
-
-def _plain_password(text: str) -> Span | None:
-    for count, m in enumerate(_PASSWORD_RE.finditer(text)):
-        if count >= _MAX_ANCHORS:
-            break
-        quote, value = m.group(1), m.group(2).rstrip(".,;:)!?") or m.group(2)
-        if value.lower() in _NOT_A_PASSWORD or value.startswith(("$", "<", "{", "[", "%")):
-            continue
-        if value == "[REDACTED]" or value.lower().startswith(("your", "xxx", "***", "example")):
-            continue
-        shaped = (
-            any(c.isdigit() for c in value)
-            or any(not c.isalnum() for c in m.group(2))
-            or (value.lower() != value and value.upper() != value)
-        )
-        if quote or shaped:
-            return m.span()
-    return None
-
-
-def _credential(text: str) -> Span | None:
-    """From the first to the last character redaction would mask."""
-    if not secret_kinds(text):
-        return None
-    masked = redact(text)
-    start = 0
-    limit = min(len(text), len(masked))
-    while start < limit and text[start] == masked[start]:
-        start += 1
-    tail = 0
-    while tail < limit - start and text[-1 - tail] == masked[-1 - tail]:
-        tail += 1
-    end = len(text) - tail
-    return (start, end) if end > start else (0, len(text))
-
-
-# -- hidden text ---------------------------------------------------------------------------
-
-_ADDRESSING_RE = re.compile(
-    r"\b(?:ai|assistant|agents?|llm|model|claude|gpt|chatgpt|herald|bot|you\s+must|you\s+should"
-    r"|ignore|instructions?|system\s+prompt|do\s+not\s+tell|secretly|quietly)\b",
-    _I,
-)
-_STYLE_RE = re.compile(r"style\s*=\s*[\"']([^\"'>]{0,300})[\"']", _I)
-_HIDING_CSS_RE = re.compile(
-    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|em|rem|%)?\s*(?:;|$)"
-    r"|opacity\s*:\s*0(?:\.0+)?\s*(?:;|$)|color\s*:\s*transparent",
-    _I,
-)
-
-
-def _html_comment(text: str) -> Span | None:
-    pos = 0
-    for _ in range(1000):
-        start = text.find("<!--", pos)
-        if start < 0:
-            return None
-        end = text.find("-->", start + 4)
-        if end < 0:
-            return None
-        if _ADDRESSING_RE.search(text, start + 4, min(end, start + 4 + 2000)):
-            return start, end + 3
-        pos = end + 3
-    return None
-
-
-def _hidden_css(text: str) -> Span | None:
-    for count, m in enumerate(_STYLE_RE.finditer(text)):
-        if count >= _MAX_ANCHORS:
-            break
-        if not _HIDING_CSS_RE.search(m.group(1)):
-            continue
-        close = text.find(">", m.end(), m.end() + 300)
-        if close < 0:
-            continue
-        stop = text.find("<", close + 1, close + 2001)
-        content = text[close + 1 : stop if stop >= 0 else close + 2001]
-        if len(re.findall(r"[A-Za-z]{2,}", content)) >= 3:
-            return m.start(), close + 1 + len(content)
-    return None
-
-
 # -- the table ----------------------------------------------------------------------------
 
-_AUTORUN_FIND = _before(_AUTORUN_TARGETS, _AUTORUN_VERBS, 120)
-_AGENT_FILE_FIND = _before(_AGENT_FILES, _AUTORUN_VERBS, 120, _RUN_WORDS)
-_NOPASSWD_FIND = _regex(_NOPASSWD, 0)
-_SUDOERS_FIND = _before(_SUDOERS, _SUDOERS_VERBS, 80)
+_AUTORUN_FIND = before(_AUTORUN_TARGETS, _AUTORUN_VERBS, 120)
+_AGENT_FILE_FIND = before(_AGENT_FILES, _AUTORUN_VERBS, 120, _RUN_WORDS)
+_NOPASSWD_FIND = regex(_NOPASSWD, 0)
+_SUDOERS_FIND = before(_SUDOERS, _SUDOERS_VERBS, 80)
 
 _TABLE: tuple[ScanRule, ...] = (
     ScanRule("override.ignore_instructions", "instruction_override",
-             "tells the model to ignore the instructions it was given", _regex(_IGNORE)),
+             "tells the model to ignore the instructions it was given", regex(_IGNORE)),
     ScanRule("override.jailbreak", "instruction_override",
-             "tries to switch the model into an unrestricted persona", _regex(_JAILBREAK)),
+             "tries to switch the model into an unrestricted persona", regex(_JAILBREAK)),
     ScanRule("override.new_instructions", "instruction_override",
-             "replaces the model's instructions with new ones", _regex(_NEW_INSTRUCTIONS)),
+             "replaces the model's instructions with new ones", regex(_NEW_INSTRUCTIONS)),
     ScanRule("override.reveal_prompt", "instruction_override",
-             "asks the model to reveal its system prompt", _regex(_REVEAL)),
+             "asks the model to reveal its system prompt", regex(_REVEAL)),
     ScanRule("override.secrecy", "instruction_override",
-             "asks the model to hide what it does from its owner", _regex(_SECRECY)),
+             "asks the model to hide what it does from its owner", regex(_SECRECY)),
     ScanRule("override.banner", "instruction_override",
-             "a fake system or admin banner claiming authority over the model", _regex(_BANNER, 0)),
+             "a fake system or admin banner claiming authority over the model", regex(_BANNER, 0)),
     ScanRule("override.pre_approval", "instruction_override",
-             "claims that dangerous actions were approved in advance", _regex(_PRE_APPROVAL)),
+             "claims that dangerous actions were approved in advance", regex(_PRE_APPROVAL)),
     ScanRule("override.encoded", "instruction_override",
-             "asks the model to decode hidden text and act on it", _regex(_ENCODED)),
+             "asks the model to decode hidden text and act on it", regex(_ENCODED)),
     ScanRule("override.remote_instructions", "instruction_override",
-             "takes orders from a remote URL (command-and-control)", _remote_instructions),
+             "takes orders from a remote URL (command-and-control)", remote_instructions),
     ScanRule("marker.chat_template", "role_marker",
              "a chat-template or role marker that can pose as conversation structure",
-             _regex(_ROLE_MARKER, re.I | re.M)),
+             regex(_ROLE_MARKER, re.I | re.M)),
     ScanRule("exfiltration.prose", "exfiltration",
              "asks to send secrets, keys or Herald's memory and state to an outside destination",
-             _prose_exfiltration),
+             prose_exfiltration),
     ScanRule("exfiltration.command", "exfiltration",
-             "a command that uploads secret files or the environment", _command_exfiltration),
+             "a command that uploads secret files or the environment", command_exfiltration),
     ScanRule("exfiltration.secret_variable", "exfiltration",
              "sends a secret environment variable to a host that is not its service's",
-             _secret_variable),
+             secret_variable),
     ScanRule("exfiltration.archive_secrets", "exfiltration",
              "packs credential directories (~/.ssh, ~/.aws, ~/.herald …) into an archive",
-             _before(_CREDENTIAL_DIRS, _ARCHIVERS, 200)),
+             before(CREDENTIAL_DIRS, ARCHIVERS, 200)),
     ScanRule("exfiltration.forward_messages", "exfiltration",
-             "forwards the owner's messages to a third party", _regex(_FORWARD)),
+             "forwards the owner's messages to a third party", regex(FORWARD)),
     ScanRule("persistence.authorized_keys", "persistence",
              "adds an SSH key that would let someone log in",
-             _before(r"authorized_keys2?\b", r">>?|\btee\b|\b(?:add|append|write|insert|put|copy"
+             before(r"authorized_keys2?\b", r">>?|\btee\b|\b(?:add|append|write|insert|put|copy"
                      r"|install|echo|plant)\b", 100)),
     ScanRule("persistence.agent_files", "persistence",
              "rewrites Herald's own instructions, memory or configuration",
-             _before(_AGENT_SELF, _EDIT_VERBS, 60)),
+             before(_AGENT_SELF, _EDIT_VERBS, 60)),
     ScanRule("persistence.autorun", "persistence",
              "makes something run automatically (shell startup files, cron, launch agents)",
              lambda t: _AUTORUN_FIND(t) or _AGENT_FILE_FIND(t)),
@@ -570,20 +227,20 @@ _TABLE: tuple[ScanRule, ...] = (
              "grants root without a password (sudoers)",
              lambda t: _NOPASSWD_FIND(t) or _SUDOERS_FIND(t)),
     ScanRule("persistence.approvals_off", "persistence",
-             "turns Herald's command approvals or safety checks off", _regex(_APPROVALS_OFF)),
+             "turns Herald's command approvals or safety checks off", regex(_APPROVALS_OFF)),
     ScanRule("persistence.wipe_memory", "persistence",
-             "destroys Herald's memory, skills or history", _regex(_WIPE_MEMORY)),
+             "destroys Herald's memory, skills or history", regex(_WIPE_MEMORY)),
     ScanRule("command.pipe_to_shell", "remote_code",
-             "runs code downloaded from the network", _pipe_to_shell),
+             "runs code downloaded from the network", pipe_to_shell),
     ScanRule("hidden.html_comment", "hidden_text",
-             "instructions for the model hidden in an HTML comment", _html_comment),
+             "instructions for the model hidden in an HTML comment", html_comment),
     ScanRule("hidden.css", "hidden_text",
              "text hidden from people with CSS (display:none, visibility:hidden, font-size:0)",
-             _hidden_css),
+             hidden_css),
     ScanRule("secret.credential", "secret", "a real-looking key, token or private key",
-             _credential),
+             credential),
     ScanRule("secret.password", "secret", "a password written out in plain text",
-             _plain_password),
+             plain_password),
 )  # fmt: skip
 
 # A rule runs only when the lower-cased text holds one of its needles.
