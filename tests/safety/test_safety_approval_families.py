@@ -194,6 +194,17 @@ def test_single_named_file(command: str, level: str, rule: str) -> None:
     assert (verdict.level, verdict.rule) == (level, rule), (command, verdict)
 
 
+@pytest.mark.parametrize(
+    ("command", "level"),
+    [("rm -f readme.txt", "allow"), ("cd src && rm -f old.py", "allow"),
+     ("cd /tmp && rm -f x", "approval"), ("cd .. && rm -f x", "approval")],
+)  # fmt: skip
+def test_single_file_with_the_working_directory_known(command: str, level: str) -> None:
+    # the terminal tool passes the working directory as PWD
+    verdict = check_command(command, env={"PWD": "/home/dev/project"})
+    assert verdict.level == level, (command, verdict)
+
+
 def test_forced_delete_of_a_sensitive_file_reports_both_rules() -> None:
     for command in ("cd /etc && rm -f passwd", "rm -f /private/var/db/dslocal/x.plist"):
         verdict = check_command(command)

@@ -7,6 +7,7 @@ records findings on the `Context`; the table lives in
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from herald.safety.carriers import unwrap
@@ -56,7 +57,7 @@ def judge_delete(
     if recursive:
         shown = " ".join(targets[:3]) or "files listed by another command"
         ctx.approval("dangerous.recursive_delete", f"deletes recursively: {shown}", segment)
-    elif forced and not (len(targets) == 1 and _working_tree_file(ctx.resolve(targets[0]))):
+    elif forced and not (len(targets) == 1 and _in_working_tree(targets[0], ctx)):
         shown = " ".join(targets[:3]) or "files listed by another command"
         ctx.approval("dangerous.delete", f"force-deletes {shown}", segment)
 
@@ -68,6 +69,18 @@ def _working_tree_file(path: str) -> bool:
         return False
     parts = [p for p in path.split("/") if p not in ("", ".")]
     return bool(parts) and ".." not in parts and ".git" not in parts
+
+
+def _in_working_tree(target: str, ctx: Context) -> bool:
+    """target names one plain file below the directory the command starts in
+    (the caller's PWD), also after a ``cd`` into a subdirectory of it."""
+    if not _working_tree_file(target):
+        return False
+    start = (ctx.env or {}).get("PWD")
+    if ctx.cwd is None or ctx.cwd == start:
+        return True
+    resolved = posixpath.normpath(ctx.resolve(target))
+    return bool(start) and resolved.startswith(posixpath.normpath(start).rstrip("/") + "/")
 
 
 def rule_rm(inv: Invocation, ctx: Context) -> None:
