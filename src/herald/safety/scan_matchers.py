@@ -93,16 +93,18 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[Span]:
 def prose_exfiltration(text: str) -> Span | None:
     """verb … secret … destination (or verb … destination … secret) on one line,
     found by merging the three match lists (linear in the text length)."""
-    dests = _spans(_DESTINATION_RE, text)
-    if not dests:
-        return None
     verbs = _spans(_SEND_VERB_RE, text)
+    if not verbs:
+        return None
     secrets = [
         (s, e)
         for s, e in _spans(_SECRET_NOUN_RE, text)
         if not _LOCATION_BEFORE_RE.search(text, max(0, s - 30), s)
     ]
-    if not verbs or not secrets:
+    if not secrets:
+        return None
+    dests = _spans(_DESTINATION_RE, text)
+    if not dests:
         return None
     verb_ends = [e for _, e in verbs]
     dest_starts = [s for s, _ in dests]
