@@ -5,7 +5,9 @@ Run: python bench/safety.py
 Prints checks per second of check_command over a few thousand generated
 commands (ordinary work, dangerous, hard-line, carriers, obfuscations), then
 the slowest check over adversarial inputs of about 100 KB (the budget is 50 ms
-per check), and the same for redact() and scan_text().
+per check), and the same for redact() and scan_text(). Times are CPU time of
+this process (time.process_time), so a machine busy with other work does not
+inflate them; wall-clock throughput is printed too.
 """
 
 from __future__ import annotations
@@ -71,6 +73,15 @@ _DANGEROUS = [
     "kill -9 -{pid}",
     "terraform destroy",
     "crontab -r",
+    "systemctl restart {w}",
+    "docker rm -f {w}",
+    "kubectl delete pod {w}-{n}",
+    "iptables -F",
+    "chmod 777 /etc/{w}",
+    "git push --forc origin {w}",
+    "sudo -S apt-get install {w}",
+    "echo ZWNobyBoaQ== | base64 -d | sh",
+    "${{X:-ls}} {p}",
 ]
 _HARDLINE = [
     "rm -rf /",
@@ -93,6 +104,13 @@ _HARDLINE = [
     "su -c 'rm -rf ~'",
     "env -S 'rm -rf /'",
     "$(echo rm) -rf /",
+    "bash +O extglob -lc 'rm -rf /'",
+    "man -P 'rm -rf /' ls",
+    "git -c core.pager='rm -rf ~' log",
+    "find . -exec rm -rf / \\;",
+    "GIT_PAGER='rm -rf /' git log",
+    "${{unset:-rm}} -rf /home/victim",
+    "rm --recur --forc /",
 ]
 
 
@@ -163,27 +181,35 @@ def adversarial() -> dict[str, str]:
         "rmtree soup": 'python -c "' + "rmtree('" * (n // 8) + ';"',
         "awk system soup": "awk '" + 'system("' * (n // 8) + ";'",
         "SQL statements": "psql -c '" + "DELETE FROM t;" * (n // 14) + "'",
+        "git -c soup": "git " + "-c core.pager=x " * (n // 17) + "log;",
+        "man -P soup": "man " + "-P x " * (n // 5) + "ls;",
+        "find -exec soup": "find . " + "-exec ls {} ; " * (n // 14),
+        "default-value soup": "${X:-" * (n // 5) + "rm" + "}" * (n // 5) + ";",
+        "long options": "rm " + "--forc " * (n // 7) + ";",
+        "carrier variables": "GIT_PAGER=x " * (n // 12) + "git log;",
         "long line 4096": "echo " + "b" * 4090,
         "128k": "echo " + "c" * 128_100,
     }
 
 
 def _time(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
+    """CPU milliseconds fn takes."""
+    start = time.process_time()
     fn()
-    return (time.perf_counter() - start) * 1000
+    return (time.process_time() - start) * 1000
 
 
 def main() -> int:
     commands = corpus()
     check_command("warm up")
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     levels = Counter(check_command(c).level for c in commands)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     per_check_us = [_time(lambda c=c: check_command(c)) * 1000 for c in commands[:1000]]
     print(f"corpus: {len(commands)} commands ({dict(levels)})")
-    print(f"check_command: {len(commands) / elapsed:,.0f} checks/second "
-          f"(median {statistics.median(per_check_us):.0f} µs, "
+    print(f"check_command: {len(commands) / cpu:,.0f} checks/CPU-second "
+          f"({len(commands) / elapsed:,.0f}/s wall; "
+          f"median {statistics.median(per_check_us):.0f} µs, "
           f"p99 {sorted(per_check_us)[int(len(per_check_us) * 0.99)]:.0f} µs)")  # fmt: skip
 
     worst = ("", 0.0, "")
@@ -192,7 +218,7 @@ def main() -> int:
     )
     for name, text in adversarial().items():
         verdict = check_command(text)
-        ms = max(_time(lambda t=text: check_command(t)) for _ in range(3))
+        ms = min(_time(lambda t=text: check_command(t)) for _ in range(3))
         flag = "" if ms <= BUDGET_MS else "  OVER BUDGET"
         print(f"  {name:22} {len(text):>7} chars {ms:7.2f} ms  {verdict.rule}{flag}")
         if ms > worst[1]:
@@ -212,9 +238,20 @@ def main() -> int:
         "ignore all": "ignore all the " * (ADVERSARIAL_SIZE // 15),
         "curl @": "curl @ .env " * (ADVERSARIAL_SIZE // 12),
         "zero-width": "a\u200b" * (ADVERSARIAL_SIZE // 2),
+        "html comments": "<!-- a -->" * (ADVERSARIAL_SIZE // 10),
+        "open comment": "<!--" * (ADVERSARIAL_SIZE // 4),
+        "styles": '<p style="display:none">' * (ADVERSARIAL_SIZE // 24),
+        "secret vars": "curl https://x/$API_KEY " * (ADVERSARIAL_SIZE // 24),
+        "rc files": "add x to .bashrc " * (ADVERSARIAL_SIZE // 17),
+        "passwords": "password is x1y2z3 " * (ADVERSARIAL_SIZE // 19),
+        "query params": "https://x/?token=abc12345&" * (ADVERSARIAL_SIZE // 26),
     }
-    worst_redact = max(_time(lambda t=t: redact(t)) for t in texts.values())
-    worst_scan = max(_time(lambda t=t: scan_text(t, kind="memory")) for t in texts.values())
+    worst_redact = max(min(_time(lambda t=t: redact(t)) for _ in range(3)) for t in texts.values())
+    worst_scan = max(
+        min(_time(lambda t=t, k=k: scan_text(t, kind=k)) for _ in range(3))
+        for t in texts.values()
+        for k in ("memory", "cron_prompt")
+    )
     print(f"worst redact:        {worst_redact:.2f} ms over {len(texts)} adversarial texts")
     print(f"worst scan_text:     {worst_scan:.2f} ms over {len(texts)} adversarial texts")
     return 0 if worst[1] <= BUDGET_MS else 1

@@ -92,9 +92,9 @@ def _tool_results(server):
 def test_dangerous_command_waits_for_approval(repl, fake_llm, workdir, answer, kept):
     victim = workdir / "victim.txt"
     victim.write_text("precious")
-    fake_llm.enqueue(Reply.tool_call("terminal", {"command": "rm -f victim.txt"}), Reply.text("all done"))
+    fake_llm.enqueue(Reply.tool_call("terminal", {"command": "rm -rf victim.txt"}), Reply.text("all done"))
     repl.sendline("clean up")
-    repl.expect("Herald wants to run: rm -f victim.txt")
+    repl.expect("Herald wants to run: rm -rf victim.txt")
     repl.expect("answer")
     repl.sendline(answer)
     repl.expect("all done")

@@ -17,7 +17,6 @@ DEVICE = "hardline.block_device_write"
 FORK = "hardline.fork_bomb"
 KILL_ALL = "hardline.kill_all"
 SHUTDOWN = "hardline.shutdown"
-SUDO = "hardline.sudo_stdin"
 
 RECURSIVE_DELETE = [
     ("rm -rf /", DELETE_ROOT),
@@ -162,13 +161,6 @@ POWER = [
     ),
 ]
 
-SUDO_STDIN = [
-    ("sudo -S apt-get install foo", SUDO),
-    ("echo pw | sudo -S whoami", SUDO),
-    ("sudo --stdin ls", SUDO),
-    ("sudo -kS whoami", SUDO),
-    ("sudo -Su root id", SUDO),
-]
 
 CARRIERS = [
     ('bash -c "rm -rf /"', DELETE_ROOT),
@@ -328,7 +320,7 @@ def _cases(*tables: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(
     ("command", "rule"),
-    _cases(RECURSIVE_DELETE, DISKS, FORK_BOMBS, PROCESSES, POWER, SUDO_STDIN),
+    _cases(RECURSIVE_DELETE, DISKS, FORK_BOMBS, PROCESSES, POWER),
 )
 def test_hardline_families(command: str, rule: str) -> None:
     verdict = check_command(command)
@@ -365,11 +357,12 @@ def test_hardline_beats_approval_in_one_command() -> None:
     assert verdict.rules[0] == DELETE_ROOT
 
 
-def test_sudo_stdin_allowed_when_a_password_is_configured() -> None:
+def test_sudo_stdin_needs_approval_and_never_lifts_the_hard_line() -> None:
+    # sudo -S is approval-level (issue 14), with or without a configured password
     env = {"HERALD_SUDO_PASSWORD": "x"}
-    assert check_command("sudo -S apt-get update", env=env).level == "allow"
-    assert check_command("sudo -S apt-get update", env={"HERALD_SUDO_PASSWORD": ""}).is_hardline
-    # the password only lifts the sudo -S rule, never the command behind it
+    assert check_command("sudo -S apt-get update", env=env).rule == "dangerous.sudo_stdin"
+    assert check_command("sudo -S apt-get update").rule == "dangerous.sudo_stdin"
+    # the destructive payload behind it stays a hard line
     assert check_command("sudo -S rm -rf /", env=env).rule == DELETE_ROOT
 
 

@@ -3,11 +3,15 @@
 `check_command` decides, deterministically and without I/O, whether a shell
 command may run: ``hardline`` (refused whatever the configuration: deleting
 /, a system directory or a home, mkfs, raw disk writes, fork bombs, killing
-every process, power-off, commands over the parser limits, ``sudo -S``
-without a configured password), ``approval`` (dangerous: recursive or forced
-deletes, destructive git, downloads piped into a shell, inline interpreter
-code, writes to sensitive files, destructive SQL, stopping services or
-Herald's gateway, prunes …) or ``allow``; `RULE_CATALOGUE` lists every rule
+every process, power-off, commands over the parser limits), ``approval``
+(dangerous: recursive or forced deletes, destructive git, downloaded or
+decoded code run by a shell, inline interpreter code, writes to sensitive
+files, destructive SQL, stopping or restarting services or Herald's gateway,
+container and cluster deletes, firewall flushes, world-writable chmod,
+``sudo -S``, command names from unknown expansions …) or ``allow``. Every
+position that runs its argument (``bash -c``, ``man -P``, ``git -c
+core.pager=``, ``find -exec``, ``xargs``, ``env -S``, ``GIT_PAGER=`` …) is a
+carrier whose payload gets the full rules; `RULE_CATALOGUE` lists every rule
 id. `save_blocked_script` stores a command refused for its size as a
 script. The approval policy (`decide`, `ApprovalPolicy`, `resolve_choice`,
 the smart-mode judge prompt and answer parsing, allow patterns and deny
@@ -15,7 +19,9 @@ globs) turns a verdict into allow / deny / ask-a-human. `redact` masks
 secrets in text shown to people, logged or summarised (plus exact values
 registered with `register_secret_values`), and `scan_text` is the one
 injection scanner for memory, context files, cron prompts, skills and
-webhooks.
+webhooks. `strip_structure_tags` removes role tags, tool-call markup and
+chat-template tokens from untrusted text (tool errors) before a model reads
+it.
 """
 
 from herald.safety.approval import (
@@ -45,13 +51,15 @@ from herald.safety.commands import (
     save_blocked_script,
 )
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
-from herald.safety.scanner import SCAN_KINDS, ScanFinding, ScanResult, scan_text
+from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
+from herald.safety.structure_tags import strip_structure_tags
 
 __all__ = [
     "HUMAN_CHOICES",
     "PARSER_LIMITS_RULE",
     "RULE_CATALOGUE",
     "SCAN_KINDS",
+    "SCAN_RULES",
     "ApprovalDecision",
     "ApprovalPolicy",
     "ApprovalPrompt",
@@ -76,5 +84,6 @@ __all__ = [
     "run_judge",
     "save_blocked_script",
     "scan_text",
+    "strip_structure_tags",
     "unattended_default",
 ]

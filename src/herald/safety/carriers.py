@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 from collections.abc import Callable
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from itertools import islice
 
 from herald.safety.invocation import Context, Invocation, parse_options
+from herald.safety.long_options import BY_COMMAND, expand_long
+from herald.safety.option_carriers import option_payloads, variable_payloads
 from herald.safety.shell_ast import Script, SimpleCommand, Word
 from herald.safety.static_eval import command_name, static_stdin, static_stdout
 
@@ -134,6 +137,9 @@ def _apply_spec(
     name: str, spec: _Spec, words: list[Word], ctx: Context | None, cmd: SimpleCommand
 ) -> tuple[list[Word], bool] | None:
     rest = words[1:]
+    table = BY_COMMAND.get(name)
+    if table is not None:
+        rest = [dataclasses.replace(w, text=expand_long(w.text, table)) for w in rest]
     opts = parse_options(
         rest,
         short_values=spec.short_values,
@@ -141,15 +147,15 @@ def _apply_spec(
         stop_at_positional=not spec.anywhere,
     )
     segment = cmd.source
+    if ctx is not None:
+        for payload in option_payloads(name, [w.text for w in rest]):
+            ctx.code(payload, segment)
     if name == "sudo":
-        if (
-            opts.has("-S", "--stdin")
-            and ctx is not None
-            and not (ctx.env or {}).get("HERALD_SUDO_PASSWORD")
-        ):
-            ctx.hardline(
-                "hardline.sudo_stdin",
-                "reads a sudo password from stdin, and no sudo password is configured for Herald",
+        if opts.has("-S", "--stdin", "-A", "--askpass") and ctx is not None:
+            ctx.approval(
+                "dangerous.sudo_stdin",
+                "runs as root with a password read from stdin or an askpass helper "
+                "(sudo -S/-A), so no human types the password",
                 segment,
             )
         if opts.has("-e", "--edit"):
@@ -165,8 +171,13 @@ def _apply_spec(
         return None
     remaining = rest[opts.rest_index :]
     if spec.assignments:
+        assigned: list[str] = []
         while remaining and "=" in remaining[0].text and not remaining[0].text.startswith("="):
+            assigned.append(remaining[0].text)
             remaining = remaining[1:]
+        if ctx is not None:
+            for payload in variable_payloads(assigned):
+                ctx.code(payload, segment)
     if name == "flock":
         payload = _payload_after_operand(remaining)
         if payload is not None:
@@ -226,11 +237,38 @@ class Source:
     text: str = ""
 
 
+def _decodes(cmd: SimpleCommand) -> bool:
+    inv = unwrap(cmd, None)
+    if inv is None:
+        return False
+    name = inv.name
+    args = set(inv.args)
+    return name in _DECODERS or (
+        name in _DECODERS_WITH_FLAG
+        and bool(
+            args & _DECODE_FLAGS or any(re.fullmatch(r"-[a-zA-Z]*[dr][a-zA-Z]*", a) for a in args)
+        )
+    )
+
+
+def _chain_decodes(cmd: SimpleCommand) -> bool:
+    node: SimpleCommand | None = cmd
+    for _ in range(16):
+        if node is None:
+            return False
+        if node.words and _decodes(node):
+            return True
+        node = node.stdin_from
+    return False
+
+
 def producer(cmd: SimpleCommand, depth: int = 0) -> Source:
-    """What cmd writes to its stdout, as far as it can be known."""
+    """What cmd writes to its stdout, as far as it can be known. Decoded
+    data stays ``decoded`` even when its text is known (it is checked, and
+    running decoded text still needs approval)."""
     literal = static_stdout(cmd)
     if literal is not None:
-        return Source("literal", literal)
+        return Source("decoded" if _chain_decodes(cmd) else "literal", literal)
     if depth > 8 or not cmd.words:
         return Source("unknown")
     if command_name(cmd.words[0].text) == "ssh":
@@ -239,13 +277,9 @@ def producer(cmd: SimpleCommand, depth: int = 0) -> Source:
     if inv is None:
         return Source("unknown")
     name = inv.name
-    args = set(inv.args)
     if name in DOWNLOADERS:
         return Source("download")
-    if name in _DECODERS or (
-        name in _DECODERS_WITH_FLAG
-        and (args & _DECODE_FLAGS or any(re.fullmatch(r"-[a-zA-Z]*d[a-zA-Z]*", a) for a in args))
-    ):
+    if _decodes(cmd):
         return Source("decoded")
     if name == "tee":  # its arguments are outputs; stdin flows through
         return stdin_of(cmd, depth + 1)
@@ -309,6 +343,8 @@ def _run_source(source: Source, inv: Invocation, ctx: Context, *, as_shell: bool
         ctx.approval("dangerous.pipe_to_shell", f"runs downloaded content with {inv.name}", segment)
     elif source.kind == "decoded":
         ctx.approval("dangerous.pipe_to_shell", f"runs decoded data with {inv.name}", segment)
+        if source.text and as_shell:
+            ctx.code(source.text, segment)
     elif source.kind == "literal":
         if as_shell:
             ctx.code(source.text, segment)
@@ -319,14 +355,36 @@ def _run_source(source: Source, inv: Invocation, ctx: Context, *, as_shell: bool
 # -- carriers -------------------------------------------------------------------
 
 
+def _shell_option_words(words: list[Word]) -> list[Word]:
+    """bash turns an option off with ``+`` (``+O extglob``, ``+o posix``,
+    ``+xv``); for finding ``-c`` and its payload that is the same as ``-``."""
+    out = list(words)
+    i = 0
+    while i < len(out):
+        text = out[i].text
+        if text == "--" or not text.startswith(("-", "+")) or len(text) < 2:
+            break
+        if text.startswith("+"):
+            out[i] = dataclasses.replace(out[i], text="-" + text[1:])
+        if out[i].text in ("-o", "-O", "--rcfile", "--init-file"):
+            i += 1  # the value of the option
+        i += 1
+    return out
+
+
 def _shell(inv: Invocation, ctx: Context) -> None:
-    opts = parse_options(inv.arg_words, short_values="oO", long_values={"--rcfile", "--init-file"})
+    opts = parse_options(
+        _shell_option_words(inv.arg_words),
+        short_values="oO",
+        long_values={"--rcfile", "--init-file"},
+    )
     if opts.has("-c"):
         if opts.positional:
             payload = opts.positional[0]
-            ctx.code(payload.text, inv.segment)
             if payload.dynamic and not payload.subs and payload.text.lstrip().startswith("$"):
                 _opaque(inv, ctx)
+            _fed_from_subs(payload, inv, ctx)
+            ctx.code(payload.text, inv.segment)
         return
     if opts.positional and not opts.has("-s"):
         _run_source(_operand_source(opts.positional[0], inv), inv, ctx, as_shell=True)
@@ -342,13 +400,27 @@ def _opaque(inv: Invocation, ctx: Context) -> None:
     )
 
 
+def _fed_from_subs(word: Word, inv: Invocation, ctx: Context) -> None:
+    """`bash -c "$(base64 -d f)"`: the code is what a substitution printed."""
+    for sub in word.subs:
+        kind = script_output(sub).kind
+        if kind in ("download", "decoded"):
+            what = "downloaded" if kind == "download" else "decoded"
+            ctx.approval(
+                "dangerous.pipe_to_shell", f"runs {what} text with {inv.name}", inv.segment
+            )
+            return
+
+
 def _eval(inv: Invocation, ctx: Context) -> None:
     if not inv.arg_words:
         return
-    ctx.code(" ".join(inv.args), inv.segment)
     first = inv.arg_words[0]
     if first.dynamic and not first.subs and first.text.lstrip().startswith("$"):
         _opaque(inv, ctx)
+    for word in inv.arg_words:
+        _fed_from_subs(word, inv, ctx)
+    ctx.code(" ".join(inv.args), inv.segment)
 
 
 def _source(inv: Invocation, ctx: Context) -> None:
@@ -479,8 +551,8 @@ def _inline_code(lang: str, code: str, inv: Invocation, ctx: Context) -> None:
 
 def _perl_filter(opts_flags: set[str], codes: list[str]) -> bool:
     """perl -ne 'print if /x/' / perl -pi -e 's/a/b/g': a sed-style filter that
-    calls nothing outside Perl, not a program."""
-    if not opts_flags & {"-p", "-n"}:
+    loads no module and calls nothing outside Perl, not a program."""
+    if not opts_flags & {"-p", "-n"} or opts_flags & {"-M", "-m", "-I", "-E"}:
         return False
     for code in codes:
         if _PERL_RISKY_RE.search(code):
@@ -490,11 +562,45 @@ def _perl_filter(opts_flags: set[str], codes: list[str]) -> bool:
     return True
 
 
+def _pwsh_code_flag(arg: str) -> bool:
+    """-Command / -EncodedCommand by any prefix PowerShell accepts (-c, -Comm,
+    -e, -enc, -ec), with - or /."""
+    a = arg.lower()
+    if a.startswith("/"):
+        a = "-" + a[1:]
+    if a in _PWSH_CODE:
+        return True
+    return len(a) >= 2 and ("-command".startswith(a) or "-encodedcommand".startswith(a))
+
+
+def _windows_cmd(inv: Invocation, ctx: Context) -> None:
+    """cmd /c CMD, cmd /k CMD, cmd /r CMD: the rest of the line is a command."""
+    for i, arg in enumerate(inv.args):
+        if arg.lower() in ("/c", "/k", "/r"):
+            rest = " ".join(inv.args[i + 1 :])
+            ctx.approval(
+                "dangerous.inline_code", f"runs a cmd.exe command line: {rest[:80]}", inv.segment
+            )
+            ctx.code(rest, inv.segment)
+            return
+
+
+def _fed_from_network(inv: Invocation, ctx: Context) -> None:
+    """python -c "$(curl …)", curl … | python -c 'exec(stdin)': the code or
+    its input comes from a download or decoded data."""
+    for word in inv.arg_words:
+        _fed_from_subs(word, inv, ctx)
+    source = stdin_of(inv.cmd)
+    if source.kind in ("download", "decoded"):
+        what = "downloaded" if source.kind == "download" else "decoded"
+        ctx.approval("dangerous.pipe_to_shell", f"feeds {what} data to {inv.name}", inv.segment)
+
+
 def _interpreter(lang: str, inv: Invocation, ctx: Context) -> None:
     if lang in ("pwsh", "powershell"):
         words = inv.arg_words
         for i, word in enumerate(words[:-1]):
-            if word.text.lower() in _PWSH_CODE:
+            if _pwsh_code_flag(word.text):
                 _inline_code(lang, words[i + 1].text, inv, ctx)
                 return
         return
@@ -509,6 +615,7 @@ def _interpreter(lang: str, inv: Invocation, ctx: Context) -> None:
     opts = parse_options(inv.arg_words, short_values=short, long_values=long)
     codes = [v for f, v in opts.flags if f in code_flags and v is not None]
     if codes:
+        _fed_from_network(inv, ctx)
         if lang == "perl" and _perl_filter({f for f, _ in opts.flags}, codes):
             return
         _inline_code(lang, "\n".join(codes), inv, ctx)
@@ -549,12 +656,18 @@ _CARRIERS: dict[str, Callable[[Invocation, Context], None]] = {
     "trap": _trap,
     "at": _at,
     "batch": _at,
+    "cmd": _windows_cmd,
+    "cmd.exe": _windows_cmd,
 }
 
 
 def check_carriers(inv: Invocation, ctx: Context) -> None:
-    """Check the code a shell, eval, source, alias, trap or interpreter runs."""
+    """Check the code a shell, eval, source, alias, trap or interpreter runs,
+    and the commands that options such as ``man -P`` or ``git -c core.pager``
+    would run."""
     name = inv.name
+    for payload in option_payloads(name, inv.args):
+        ctx.code(payload, inv.segment)
     if name in SHELLS:
         _shell(inv, ctx)
         return

@@ -10,11 +10,14 @@ run on the parsed token stream, where quoted text is already masked.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from types import MappingProxyType
 
 from herald.safety.carriers import check_carriers, script_output, unwrap
 from herald.safety.invocation import Context, Invocation
+from herald.safety.long_options import BY_COMMAND, GIT_SUBCOMMANDS, expand_all
+from herald.safety.option_carriers import variable_payloads
 from herald.safety.rules_destructive import (
     is_mkfs,
     rule_cd,
@@ -38,6 +41,7 @@ from herald.safety.rules_destructive import (
     rule_wipefs,
 )
 from herald.safety.rules_workflow import (
+    IPTABLES,
     SQL_CLIENTS,
     UPLOADERS,
     check_redirects,
@@ -45,6 +49,7 @@ from herald.safety.rules_workflow import (
     rule_crontab,
     rule_dropdb,
     rule_exfiltration,
+    rule_firewall,
     rule_git,
     rule_herald,
     rule_infra,
@@ -53,7 +58,8 @@ from herald.safety.rules_workflow import (
     rule_sql,
     rule_writes,
 )
-from herald.safety.shell_ast import Script, SimpleCommand
+from herald.safety.shell_ast import Script, SimpleCommand, Word
+from herald.safety.static_eval import assumed_word
 
 RuleFn = Callable[[Invocation, Context], None]
 
@@ -69,14 +75,13 @@ RULE_CATALOGUE: MappingProxyType[str, tuple[str, str]] = MappingProxyType({
     "hardline.kill_all": ("hardline", "signalling every process (kill … -1, killall5)"),
     "hardline.shutdown": ("hardline", "shutdown, reboot, halt, poweroff, init 0|6, systemctl poweroff|reboot|halt|kexec, sysrq"),
     "hardline.parser_limits": ("hardline", "a command too large or deeply nested to check; save it as a script"),
-    "hardline.sudo_stdin": ("hardline", "sudo -S/--stdin when Herald has no sudo password configured"),
     "dangerous.recursive_delete": ("approval", "recursive delete anywhere else (rm -r, rsync --delete)"),
     "dangerous.delete": ("approval", "forced delete (rm -f), shred, deleting every file in a home"),
     "dangerous.find_delete": ("approval", "find -delete, find -exec rm, xargs rm"),
     "dangerous.recursive_permissions": ("approval", "recursive chmod/chown/chgrp of a broad tree"),
     "dangerous.git_destructive": ("approval", "git reset --hard, push --force/--delete, clean -f, branch -D, filter-branch, stash clear|drop"),
     "dangerous.pipe_to_shell": ("approval", "downloaded or decoded data run by a shell or interpreter"),
-    "dangerous.inline_code": ("approval", "inline interpreter code (python -c, perl -e, node -e, heredoc into an interpreter)"),
+    "dangerous.inline_code": ("approval", "inline interpreter code (python -c, perl -e, node -e, cmd /c, powershell -Command, heredoc into an interpreter)"),
     "dangerous.opaque_code": ("approval", "eval / sh -c of a variable whose value is unknown"),
     "dangerous.sensitive_write": ("approval", "writing or deleting ~/.ssh, shell rc files, /etc, credential files, .env files, Herald's own home"),
     "dangerous.exfiltration": ("approval", "uploading secret files or the environment (curl -d @.env, scp ~/.ssh/id_rsa host:)"),
@@ -84,11 +89,15 @@ RULE_CATALOGUE: MappingProxyType[str, tuple[str, str]] = MappingProxyType({
     "dangerous.herald_gateway": ("approval", "stopping or killing Herald's own gateway"),
     "dangerous.kill_process_group": ("approval", "signalling a process group or every process of a user"),
     "dangerous.kill_init": ("approval", "signalling PID 1"),
-    "dangerous.service_stop": ("approval", "stopping, disabling or masking services; single-user mode"),
-    "dangerous.container_prune": ("approval", "docker/podman prune, volume rm, compose down -v"),
-    "dangerous.infra_destroy": ("approval", "terraform/pulumi destroy, kubectl delete ns/--all, cloud delete"),
+    "dangerous.service_stop": ("approval", "stopping, restarting, disabling or masking services; single-user mode"),
+    "dangerous.container_prune": ("approval", "docker/podman prune, rm -f, volume rm, compose down -v"),
+    "dangerous.infra_destroy": ("approval", "terraform/pulumi destroy, kubectl delete, helm uninstall, cloud delete"),
     "dangerous.partition_table": ("approval", "fdisk/parted/sgdisk changes to a disk's partition table"),
     "dangerous.crontab": ("approval", "crontab -r, installing or editing a crontab"),
+    "dangerous.sudo_stdin": ("approval", "sudo -S/--stdin/-A: root with a password no human types"),
+    "dangerous.dynamic_command": ("approval", "a command name that comes from a variable or substitution whose value is unknown"),
+    "dangerous.world_writable": ("approval", "chmod making system files world-writable or setuid, chmod -R 777"),
+    "dangerous.firewall": ("approval", "flushing or disabling the firewall (iptables -F, nft flush ruleset, ufw disable)"),
 })  # fmt: skip
 
 _SHUTDOWN = (rule_shutdown,)
@@ -169,12 +178,47 @@ for _name in (
     "gcloud",
     "az",
     "gsutil",
+    "helm",
 ):
     RULES_BY_NAME[_name] = (rule_infra,)
+for _name in (*IPTABLES, "nft", "ufw", "pfctl", "firewall-cmd", "netsh", "netsh.exe"):
+    RULES_BY_NAME[_name] = (rule_firewall,)
+
+
+_GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                                "--config-env", "--super-prefix"})  # fmt: skip
+_DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset", "env"})
+
+
+def _with_texts(inv: Invocation, texts: list[str]) -> Invocation:
+    words = [inv.words[0]] + [
+        w if w.text == t else dataclasses.replace(w, text=t)
+        for w, t in zip(inv.words[1:], texts, strict=True)
+    ]
+    return dataclasses.replace(inv, words=words)
+
+
+def expand_long_options(inv: Invocation) -> Invocation:
+    """The invocation with abbreviated long options spelled out
+    (``git push --forc`` reads ``--force``), see :mod:`.long_options`."""
+    name, args = inv.name, inv.args
+    if name == "git":
+        i = 0
+        while i < len(args) and args[i].startswith("-"):
+            i += 2 if args[i] in _GIT_GLOBAL_VALUES else 1
+        table = GIT_SUBCOMMANDS.get(args[i]) if i < len(args) else None
+        if table is None:
+            return inv
+        return _with_texts(inv, args[: i + 1] + expand_all(args[i + 1 :], table))
+    table = BY_COMMAND.get(name)
+    if table is None:
+        return inv
+    return _with_texts(inv, expand_all(args, table))
 
 
 def check_invocation(inv: Invocation, ctx: Context) -> None:
     """Every rule that applies to one command (wrappers already removed)."""
+    inv = expand_long_options(inv)
     name = inv.name
     for rule in RULES_BY_NAME.get(name, ()):
         rule(inv, ctx)
@@ -186,22 +230,51 @@ def check_invocation(inv: Invocation, ctx: Context) -> None:
     check_carriers(inv, ctx)
 
 
+def _check_assignments(cmd: SimpleCommand, ctx: Context) -> None:
+    """``GIT_PAGER=cmd git log``, ``export PROMPT_COMMAND=cmd``: the value is
+    a command some program will run."""
+    texts = [w.text for w in cmd.assignments]
+    if cmd.words and cmd.words[0].text in _DECLARERS:
+        texts.extend(w.text for w in cmd.words[1:])
+    for payload in variable_payloads(texts):
+        ctx.code(payload, cmd.source)
+
+
+def _check_dynamic_head(inv: Invocation, ctx: Context) -> None:
+    """A command name from an expansion: judged as what it expands to when
+    its variables are unset (``${X:-rm}`` is at least ``rm``), and approval
+    because the real value is unknown."""
+    head = inv.words[0]
+    for sub in head.subs:
+        kind = script_output(sub).kind
+        if kind in ("download", "decoded"):
+            what = "downloaded" if kind == "download" else "decoded"
+            ctx.approval("dangerous.pipe_to_shell", f"runs {what} text as a command", inv.segment)
+            break
+    if not head.dynamic or head.text.startswith("(("):
+        return
+    if head.subs and len(inv.words) == 1:
+        return  # `$(tool init)` / eval "$(…)": output run as a script, judged by its source
+    assumed = assumed_word(head.raw, ctx.env)
+    if assumed:
+        pieces = assumed.split()
+        words = [Word(text=p, raw=head.raw) for p in pieces] + inv.words[1:]
+        check_invocation(dataclasses.replace(inv, words=words), ctx)
+    ctx.approval(
+        "dangerous.dynamic_command",
+        f"runs a command whose name comes from an expansion with an unknown value ({head.raw})",
+        inv.segment,
+    )
+
+
 def check_simple_command(cmd: SimpleCommand, ctx: Context) -> None:
     ctx.segments.append(cmd.source)
     check_redirects(cmd, ctx)
+    _check_assignments(cmd, ctx)
     inv = unwrap(cmd, ctx)
     if inv is None:
         return
-    head = inv.words[0]
-    if head.dynamic:
-        for sub in head.subs:
-            kind = script_output(sub).kind
-            if kind in ("download", "decoded"):
-                what = "downloaded" if kind == "download" else "decoded"
-                ctx.approval(
-                    "dangerous.pipe_to_shell", f"runs {what} text as a command", inv.segment
-                )
-                break
+    _check_dynamic_head(inv, ctx)
     if inv.words is not cmd.words:
         ctx.segments.append(" ".join(w.text for w in inv.words))
     check_invocation(inv, ctx)

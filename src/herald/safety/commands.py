@@ -9,9 +9,8 @@ else ``allow``.
 
 ``check_command`` is pure (no I/O, no model call, no look at the real
 environment): ``env`` is the environment the command will run in, used to
-resolve ``$VARS``, to recognise the ``HOME`` and ``HERALD_HOME`` paths, and to
-know whether a sudo password is configured (``HERALD_SUDO_PASSWORD`` set and
-non-empty). Without ``env``, ``~``, ``$HOME`` and ``${HOME}`` still mean the
+resolve ``$VARS`` (and command names such as ``${X:-rm}``) and to recognise
+the ``HOME`` and ``HERALD_HOME`` paths. Without ``env``, ``~``, ``$HOME`` and ``${HOME}`` still mean the
 home directory and ``$HERALD_HOME`` means ``~/.herald``.
 
 Commands over the parser limits are refused with rule

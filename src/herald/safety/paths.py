@@ -88,6 +88,10 @@ SYSTEM_DIRS = frozenset(
         "/private/etc",
         "/private/tmp",
         "/private/var",
+        "/private/var/db",
+        "/private/var/root",
+        "/var/db",
+        "/var/root",
         "/opt/homebrew",
         "/usr/local/Cellar",
     ]
@@ -215,8 +219,11 @@ def canonical(path: str, env: Mapping[str, str] | None = None) -> str:
     return posixpath.normpath(path)
 
 
+_ROOT_HOMES = ("/root", "/var/root", "/private/var/root")  # Linux, macOS
+
+
 def _is_home(path: str) -> bool:
-    if path == "/root":
+    if path in _ROOT_HOMES:
         return True
     parent, _, name = path.rpartition("/")
     return parent in _HOME_PARENTS and bool(name)
@@ -305,12 +312,15 @@ def sensitive_target(path: str, env: Mapping[str, str] | None = None) -> str | N
         return "a credentials file"
     if p == "/etc" or p.startswith("/etc/") or p.startswith("/private/etc/"):
         return "system configuration under /etc"
+    if p.startswith(("/private/var/db/", "/var/db/")):
+        return "macOS system databases (/var/db: users, sudo, keychains)"
     if not p.startswith("/"):
         return "a shell startup file" if p in _SHELL_RC else None
     # inside some home
     parts = p.split("/")
-    if p.startswith("/root/"):
-        rel = "/".join(parts[2:])
+    root_home = next((h for h in _ROOT_HOMES if p.startswith(h + "/")), None)
+    if root_home is not None:
+        rel = p[len(root_home) + 1 :]
     elif len(parts) > 3 and "/" + parts[1] in _HOME_PARENTS:
         rel = "/".join(parts[3:])
     else:

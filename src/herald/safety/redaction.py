@@ -1,17 +1,23 @@
 """`redact`: mask secrets in text shown to people, logged or summarised.
 
-Masked: API keys of common providers (OpenAI, Anthropic, OpenRouter, GitHub,
-Slack, Google, AWS, Stripe, Hugging Face, Telegram bot tokens …),
-Authorization / API-key headers, JWTs, passwords in URLs, UPPERCASE
-secret-named assignments (``OPENAI_API_KEY=…``), JSON/YAML secret fields
-(``"password": "…"``, ``api_key: …``), PEM private keys, and any exact value
-registered with `register_secret_values` or passed as ``extra_secrets`` (the
-secrets accessor's values, so a key with no recognisable shape is still
-masked).
+It is a list of named rules (`RULES`; `redaction_rules` says which fired):
+``private_key`` (PEM blocks), ``vendor_token`` (OpenAI, Anthropic,
+OpenRouter, GitHub, Slack incl. ``xapp-``, Google, AWS, Stripe, Hugging Face,
+Telegram, Fireworks ``fw_``/``fpk_``, Tavily, Exa, Notion, ElevenLabs, Vault,
+Grafana … keys), ``jwt``, ``url_credentials`` (``scheme://user:pass@`` for
+any scheme, ``redis://:pass@``, ``https://TOKEN@github.com``),
+``auth_header``, ``query_secret`` (``?api_key=``, ``&password=``, ``sig=`` in
+URLs and form bodies), ``env_assignment`` (UPPERCASE secret names,
+``OPENAI_API_KEY=…``), ``json_field`` and ``properties_secret`` (YAML,
+properties and INI lines such as ``spring.datasource.password=…``), plus any
+exact value registered with `register_secret_values` or passed as
+``extra_secrets`` (``known_value``: the secrets accessor's values, so a key
+with no recognisable shape is still masked).
 
-Left alone: ordinary assignments (``PATH=``, ``HOME=``), code that reads a key
-by name (``os.environ["OPENAI_API_KEY"]``), references (``${TOKEN}``),
-hashes and UUIDs.
+Left alone: ordinary assignments (``PATH=``, ``HOME=``), code that reads or
+names a key (``os.environ["OPENAI_API_KEY"]``, ``if not HA_TOKEN:`` — a rule
+never reads across a line break), references (``${TOKEN}``), hashes and
+UUIDs, placeholders.
 
 Every pattern is compiled once, has bounded quantifiers and no nested
 repetition, so a pass over 100 KB stays linear.
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 MASK = "[REDACTED]"
 _MIN_SECRET_LEN = 6
@@ -55,6 +61,32 @@ _TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"(pypi-(?<![\w-]pypi-))[A-Za-z0-9_-]{50,400}",
         r"(SG\.(?<![\w-]SG\.))[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",  # SendGrid
         r"(dop_v1_(?<![\w-]dop_v1_))[a-f0-9]{64}",  # DigitalOcean
+        r"(xapp-(?<![\w-]xapp-))\d-[A-Za-z0-9-]{20,250}",  # Slack app-level
+        r"(fw_(?<![\w-]fw_))[A-Za-z0-9]{20,200}",  # Fireworks
+        r"(fpk_(?<![\w-]fpk_))[A-Za-z0-9]{20,200}",
+        r"(tvly-(?<![\w-]tvly-)(?:dev-|prod-)?)[A-Za-z0-9]{20,200}",  # Tavily
+        r"(exa_(?<![\w-]exa_))[A-Za-z0-9]{20,200}",
+        r"(ntn_(?<![\w-]ntn_))[A-Za-z0-9]{30,200}",  # Notion
+        r"(secret_(?<![\w-]secret_))[A-Za-z0-9]{40,100}(?![\w-])",  # Notion (legacy)
+        r"(sk_(?<![\w-]sk_))(?!live_|test_)[A-Za-z0-9]{32,100}(?![\w-])",  # ElevenLabs
+        r"(r8_(?<![\w-]r8_))[A-Za-z0-9]{30,100}",  # Replicate
+        r"(lin_api_(?<![\w-]lin_api_))[A-Za-z0-9]{30,100}",  # Linear
+        r"(shp(?:at|ss|ca|pa)_(?<![\w-]shp.._))[a-fA-F0-9]{32}",  # Shopify
+        r"(pat-(?<![\w-]pat-)(?:na|eu|ap)\d-)[0-9a-f-]{36}",  # HubSpot
+        r"(dapi(?<![\w-]dapi))[a-f0-9]{32}(?![\w-])",  # Databricks
+        r"(sq0(?<![\w-]sq0)(?:atp|csp|idp)-)[0-9A-Za-z_-]{22,60}",  # Square
+        r"(key-(?<![\w-]key-))[0-9a-f]{32}(?![\w-])",  # Mailgun
+        r"(glsa_(?<![\w-]glsa_))[A-Za-z0-9]{32}_[a-f0-9]{8}",  # Grafana
+        r"(glc_(?<![\w-]glc_))[A-Za-z0-9+/=]{32,400}",  # Grafana Cloud
+        r"(figd_(?<![\w-]figd_))[A-Za-z0-9_-]{30,100}",  # Figma
+        r"(hv[sbr]\.(?<![\w-]hv.\.))[A-Za-z0-9_-]{24,400}",  # HashiCorp Vault
+        r"(dckr_pat_(?<![\w-]dckr_pat_))[A-Za-z0-9_-]{20,100}",  # Docker Hub
+        r"(nvapi-(?<![\w-]nvapi-))[A-Za-z0-9_-]{40,100}",  # NVIDIA
+        r"(whsec_(?<![\w-]whsec_))[A-Za-z0-9+/=]{24,100}",  # webhook signing secrets
+        r"(sntry[su]_(?<![\w-]sntry._))[A-Za-z0-9+/=_-]{30,400}",  # Sentry
+        r"(ATATT(?<![\w-]ATATT))[A-Za-z0-9_=-]{40,400}",  # Atlassian
+        r"(csk-(?<![\w-]csk-))[a-z0-9]{40,100}",  # Cerebras
+        r"(AGE-SECRET-KEY-1(?<![\w-]AGE-SECRET-KEY-1))[0-9A-Z]{50,70}",
     )
 )
 _JWT_RE = re.compile(
@@ -69,9 +101,29 @@ _KEY_HEADER_RE = re.compile(
     r"(?i)\b((?:x-)?(?:api-key|api_key|apikey|auth-token|access-token|goog-api-key|subscription-key)"
     r"\s*:\s*)([^\s\"',;]{6,4000})"
 )
+# scheme://user:password@host (user may be empty: redis://:pass@host)
 _URL_PASSWORD_RE = re.compile(
-    r"\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@]{1,256}:)([^\s@/]{1,256})(@)"
+    r"\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@]{0,256}:)([^\s@/]{1,256})(@)"
 )
+# scheme://TOKEN@host: a user name that is a token (git remote set-url …)
+_URL_TOKEN_USER_RE = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}://)([^\s:/@.%]{12,256})(@)")
+_SECRET_PARAM_NAMES = (
+    r"(?:api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|id[_-]?token|auth[_-]?token"
+    r"|private[_-]?token|session[_-]?token|x-amz-security-token|token|key|secret|client[_-]?secret"
+    r"|sig|signature|x-amz-signature|password|passwd|pwd|pass|auth|sessionid|session[_-]?id"
+    r"|credentials?|hmac|access[_-]?key)"
+)
+# ?api_key=…, &password=… in URLs and form bodies
+_QUERY_SECRET_RE = re.compile(r"(?i)([?&;]" + _SECRET_PARAM_NAMES + r"=)([^&#\s\"'<>;]{1,4000})")
+_PASSWORD_NAME_RE = re.compile(r"(?i)(?:^|[._-]|[?&;])(?:password|passwd|pwd|pass|passphrase)=?$")
+# properties / INI / lower-case dotenv lines: spring.datasource.password=…
+_PROPERTIES_RE = re.compile(
+    r"(?im)^([ \t]{0,64}(?:export[ \t]+)?(?:[\w-]{1,64}\.){0,8}(?:[\w-]{0,64}[._-])?"
+    r"(?:password|passwd|pwd|passphrase|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key"
+    r"|private[_-]?key|signing[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|token"
+    r"|client[_-]?secret|credentials?)[ \t]*[=:][ \t]*)([\"']?)([^\s\"'#;][^\n\"']{0,4000}?)(\2)[ \t]*$"
+)
+_CODE_VALUE_RE = re.compile(r"[()\[\]{}]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 # NAME=value where NAME is UPPERCASE and has a secret word as one of its parts.
 _SECRET_WORDS = r"(?:KEY|KEYS|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASS|PASSPHRASE|PWD|CREDENTIAL|CREDENTIALS|AUTH|APIKEY|DSN|COOKIE|SESSION|PRIVATE)"
 _NOT_SECRET_SUFFIX = re.compile(
@@ -79,7 +131,7 @@ _NOT_SECRET_SUFFIX = re.compile(
 )
 _ENV_ASSIGN_RE = re.compile(
     r"(?<![A-Za-z0-9_$])((?:[A-Z0-9]+_)*" + _SECRET_WORDS + r"(?:_[A-Z0-9]+)*)"
-    r"(\s*[=:]\s*)([\"']?)([^\s\"']{1,4000})(\3)"
+    r"([ \t]*[=:][ \t]*)([\"']?)([^\s\"']{1,4000})(\3)"
 )
 _FIELD_NAMES = (
     r"(?:api[_-]?key|apikey|secret|secret[_-]?key|client[_-]?secret|token|access[_-]?token"
@@ -195,10 +247,96 @@ def _mask_header(match: re.Match[str]) -> str:
     return head + MASK
 
 
-def redact(text: str, *, extra_secrets: Iterable[str] = ()) -> str:
-    """text with every secret it contains replaced by ``[REDACTED]``."""
-    if not text:
+def _value_is_secret(name: str, value: str) -> bool:
+    """A credential rather than a placeholder, a reference or code."""
+    value = value.strip()
+    if not value or _is_placeholder(value) or value == MASK or _CODE_VALUE_RE.search(value):
+        return False
+    if name.lstrip().removeprefix("export").strip() in ("PWD", "OLDPWD") or value.startswith(
+        ("/", "~/", "./", "../")
+    ):
+        return False  # the working directory, a path
+    if _PASSWORD_NAME_RE.search(name):
+        return len(value) >= 4
+    return len(value) >= 8 and (any(c.isdigit() for c in value) or len(value) >= 16)
+
+
+def _mask_query(match: re.Match[str]) -> str:
+    head, value = match.groups()
+    return head + MASK if _value_is_secret(head, value) else match.group()
+
+
+def _mask_properties(match: re.Match[str]) -> str:
+    head, quote, value, close = match.groups()
+    name = head.rstrip(" \t=:")
+    if not _value_is_secret(name, value):
+        return match.group()
+    return f"{head}{quote}{MASK}{close}"
+
+
+def _mask_token_user(match: re.Match[str]) -> str:
+    scheme, user, at = match.groups()
+    looks_like_token = any(c.isdigit() for c in user) and any(c.isalpha() for c in user)
+    return scheme + MASK + at if looks_like_token or len(user) >= 24 else match.group()
+
+
+def _tokens(text: str) -> str:
+    for token_re in _TOKEN_PATTERNS:
+        text = token_re.sub(lambda m: m.group(1) + MASK, text)
+    return text
+
+
+def _jwt(text: str) -> str:
+    return _JWT_RE.sub(MASK, text) if "eyJ" in text else text
+
+
+def _headers(text: str) -> str:
+    text = _AUTH_HEADER_RE.sub(_mask_header, text)
+    return _KEY_HEADER_RE.sub(_mask_header, text)
+
+
+def _url_credentials(text: str) -> str:
+    if "://" not in text:
         return text
+    text = _URL_PASSWORD_RE.sub(lambda m: m.group(1) + MASK + m.group(3), text)
+    return _URL_TOKEN_USER_RE.sub(_mask_token_user, text)
+
+
+def _query(text: str) -> str:
+    return _QUERY_SECRET_RE.sub(_mask_query, text) if "=" in text else text
+
+
+def _env(text: str) -> str:
+    return _ENV_ASSIGN_RE.sub(_mask_env, text)
+
+
+def _json(text: str) -> str:
+    return _JSON_FIELD_RE.sub(_mask_json, text) if '"' in text else text
+
+
+def _properties(text: str) -> str:
+    if ":" in text:
+        text = _YAML_FIELD_RE.sub(_mask_yaml, text)
+    if "=" in text or ":" in text:
+        text = _PROPERTIES_RE.sub(_mask_properties, text)
+    return text
+
+
+# Named rules, applied in this order (`redaction_rules` reports which fired).
+RULES: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("private_key", _redact_pem),
+    ("vendor_token", _tokens),
+    ("jwt", _jwt),
+    ("url_credentials", _url_credentials),
+    ("auth_header", _headers),
+    ("query_secret", _query),
+    ("env_assignment", _env),
+    ("json_field", _json),
+    ("properties_secret", _properties),
+)
+
+
+def _known_values(text: str, extra_secrets: Iterable[str]) -> str:
     pattern = _registered_re
     if pattern is not None:
         text = pattern.sub(MASK, text)
@@ -211,21 +349,34 @@ def redact(text: str, *, extra_secrets: Iterable[str] = ()) -> str:
                 _extra_cache[extra] = extra_re
         if extra_re is not None:
             text = extra_re.sub(MASK, text)
-    text = _redact_pem(text)
-    for token_re in _TOKEN_PATTERNS:
-        text = token_re.sub(lambda m: m.group(1) + MASK, text)
-    if "eyJ" in text:
-        text = _JWT_RE.sub(MASK, text)
-    text = _AUTH_HEADER_RE.sub(_mask_header, text)
-    text = _KEY_HEADER_RE.sub(_mask_header, text)
-    if "://" in text:
-        text = _URL_PASSWORD_RE.sub(lambda m: m.group(1) + MASK + m.group(3), text)
-    text = _ENV_ASSIGN_RE.sub(_mask_env, text)
-    if '"' in text:
-        text = _JSON_FIELD_RE.sub(_mask_json, text)
-    if ":" in text:
-        text = _YAML_FIELD_RE.sub(_mask_yaml, text)
     return text
+
+
+def redact(text: str, *, extra_secrets: Iterable[str] = ()) -> str:
+    """text with every secret it contains replaced by ``[REDACTED]``."""
+    if not text:
+        return text
+    text = _known_values(text, extra_secrets)
+    for _, rule in RULES:
+        text = rule(text)
+    return text
+
+
+def redaction_rules(text: str, *, extra_secrets: Iterable[str] = ()) -> tuple[str, ...]:
+    """The names of the rules that would mask something in text, in the
+    order they apply (``known_value`` for registered or extra values)."""
+    fired: list[str] = []
+    if not text:
+        return ()
+    masked = _known_values(text, extra_secrets)
+    if masked != text:
+        fired.append("known_value")
+    for name, rule in RULES:
+        after = rule(masked)
+        if after != masked:
+            fired.append(name)
+        masked = after
+    return tuple(fired)
 
 
 def secret_kinds(text: str) -> list[str]:

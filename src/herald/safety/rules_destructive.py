@@ -7,8 +7,10 @@ records findings on the `Context`; the table lives in
 
 from __future__ import annotations
 
+import posixpath
 import re
 
+from herald.safety.carriers import unwrap
 from herald.safety.invocation import Context, Invocation, parse_options
 from herald.safety.paths import (
     SCRATCH_DIRS,
@@ -17,8 +19,9 @@ from herald.safety.paths import (
     classify_delete_target,
     is_block_device,
     is_broad_tree,
+    sensitive_target,
 )
-from herald.safety.static_eval import command_name
+from herald.safety.shell_ast import SimpleCommand
 
 _HELP_ONLY = frozenset({"--help", "-h", "--version", "-V", "--usage"})
 _DELETE_RULES = {
@@ -54,9 +57,30 @@ def judge_delete(
     if recursive:
         shown = " ".join(targets[:3]) or "files listed by another command"
         ctx.approval("dangerous.recursive_delete", f"deletes recursively: {shown}", segment)
-    elif forced:
+    elif forced and not (len(targets) == 1 and _in_working_tree(targets[0], ctx)):
         shown = " ".join(targets[:3]) or "files listed by another command"
         ctx.approval("dangerous.delete", f"force-deletes {shown}", segment)
+
+
+def _working_tree_file(path: str) -> bool:
+    """One plainly named file below the working directory (``readme.txt``,
+    ``src/old.py``): no glob, no variable, no ``..``, not inside ``.git``."""
+    if not path or path.startswith(("/", "~", "-")) or any(c in path for c in "*?[$`{"):
+        return False
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return bool(parts) and ".." not in parts and ".git" not in parts
+
+
+def _in_working_tree(target: str, ctx: Context) -> bool:
+    """target names one plain file below the directory the command starts in
+    (the caller's PWD), also after a ``cd`` into a subdirectory of it."""
+    if not _working_tree_file(target):
+        return False
+    start = (ctx.env or {}).get("PWD")
+    if ctx.cwd is None or ctx.cwd == start:
+        return True
+    resolved = posixpath.normpath(ctx.resolve(target))
+    return bool(start) and resolved.startswith(posixpath.normpath(start).rstrip("/") + "/")
 
 
 def rule_rm(inv: Invocation, ctx: Context) -> None:
@@ -122,11 +146,12 @@ def rule_find(inv: Invocation, ctx: Context) -> None:
                 and not (words[j].text.endswith("+") and words[j - 1].text == "{}")
             ):
                 j += 1
-            sub = words[i + 1 : j]
-            if sub and command_name(sub[0].text) in _FIND_DELETERS:
-                deletes = True
-            elif sub:
-                ctx.invocation(Invocation(words=sub, cmd=inv.cmd, extra_args=True))
+            inner = unwrap(SimpleCommand(words[i + 1 : j], [], [], inv.segment), ctx)
+            if inner is not None:
+                if inner.name in _FIND_DELETERS:
+                    deletes = True
+                # every rule runs on the command find runs (rm -rf / included)
+                ctx.invocation(Invocation(words=inner.words, cmd=inv.cmd, extra_args=True))
             i = j
         i += 1
     if not deletes:
@@ -306,7 +331,9 @@ _POWER_TARGETS = frozenset({"poweroff", "reboot", "halt", "kexec", "shutdown", "
 _SYSTEMCTL_VALUES = frozenset({"-H", "-M", "-t", "-p", "-s", "-n", "-o", "--host", "--machine",
                                "--type", "--property", "--signal", "--lines", "--output", "--root",
                                "--kill-whom", "--job-mode", "--state", "--what", "--image"})  # fmt: skip
-_STOP_VERBS = frozenset({"stop", "disable", "mask", "kill"})
+_STOP_VERBS = frozenset({"stop", "disable", "mask", "kill", "restart", "try-restart",
+                         "reload-or-restart", "try-reload-or-restart", "condrestart",
+                         "force-reload"})  # fmt: skip
 
 
 def rule_shutdown(inv: Invocation, ctx: Context) -> None:
@@ -341,11 +368,15 @@ def rule_systemctl(inv: Invocation, ctx: Context) -> None:
     if verb in _STOP_VERBS or verb == "isolate" or verb in ("rescue", "emergency"):
         if any("herald" in u.lower() for u in units):
             ctx.approval(
-                "dangerous.herald_gateway", "stops Herald's own gateway service", inv.segment
+                "dangerous.herald_gateway",
+                f"stops or restarts Herald's own gateway service (systemctl {verb})",
+                inv.segment,
             )
         else:
             ctx.approval(
-                "dangerous.service_stop", f"stops system services (systemctl {verb})", inv.segment
+                "dangerous.service_stop",
+                f"stops or restarts system services (systemctl {verb})",
+                inv.segment,
             )
 
 
@@ -377,21 +408,72 @@ def rule_dbus_power(inv: Invocation, ctx: Context) -> None:
 # -- permissions ----------------------------------------------------------------
 
 
+_SYMBOLIC_CLAUSE_RE = re.compile(r"([ugoa]*)([-+=])([rwxXst]*|[ugo])")
+
+
+def _mode_risks(mode: str) -> tuple[bool, bool]:
+    """(world-writable, setuid/setgid) for a chmod mode (0777, a+w, u+s)."""
+    if re.fullmatch(r"[0-7]{1,4}", mode):
+        digits = mode.rjust(4, "0")
+        return int(digits[3]) & 2 != 0, int(digits[0]) & 6 != 0
+    world = setuid = False
+    for clause in mode.split(","):
+        for who, op, perms in _SYMBOLIC_CLAUSE_RE.findall(clause):
+            if op == "-":
+                continue
+            if "w" in perms and ("o" in who or "a" in who):
+                world = True
+            if "s" in perms and (not who or "u" in who or "g" in who or "a" in who):
+                setuid = True
+    return world, setuid
+
+
+_SYSTEM_PREFIXES = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/opt",
+                    "/var", "/root", "/private/etc", "/private/var", "/System", "/Library",
+                    "/Applications")  # fmt: skip
+
+
+def _system_file(path: str, ctx: Context) -> bool:
+    p = canonical(ctx.resolve(path), ctx.env)
+    if sensitive_target(p, ctx.env) is not None:
+        return True
+    if p.startswith(("/var/tmp", "/private/var/tmp")):
+        return False
+    return p == "/" or any(p == d or p.startswith(d + "/") for d in _SYSTEM_PREFIXES)
+
+
 def rule_permissions(inv: Invocation, ctx: Context) -> None:
     args = inv.args
     recursive = any(
         a == "--recursive" or (a.startswith("-") and not a.startswith("--") and "R" in a)
         for a in args
     )
-    if not recursive:
-        return
     operands = [a for a in args if not a.startswith("-")]
+    mode = ""
     if inv.name != "setfacl" and not any(a.startswith("--reference") for a in args):
-        operands = operands[1:]  # the mode or owner
-    broad = [a for a in operands if is_broad_tree(ctx.resolve(a), ctx.env)]
-    if broad:
+        mode, operands = (operands[0] if operands else ""), operands[1:]  # the mode or owner
+    if recursive:
+        broad = [a for a in operands if is_broad_tree(ctx.resolve(a), ctx.env)]
+        if broad:
+            ctx.approval(
+                "dangerous.recursive_permissions",
+                f"changes permissions or ownership recursively on a broad tree ({broad[0]})",
+                inv.segment,
+            )
+    if inv.name != "chmod" or not mode:
+        return
+    world, setuid = _mode_risks(mode)
+    system = [a for a in operands if _system_file(a, ctx)]
+    if world and (recursive or system):
+        where = "a whole tree" if recursive else system[0]
         ctx.approval(
-            "dangerous.recursive_permissions",
-            f"changes permissions or ownership recursively on a broad tree ({broad[0]})",
+            "dangerous.world_writable",
+            f"makes {where} writable by every user (chmod {mode})",
+            inv.segment,
+        )
+    elif setuid and system:
+        ctx.approval(
+            "dangerous.world_writable",
+            f"makes {system[0]} run with its owner's rights (setuid/setgid, chmod {mode})",
             inv.segment,
         )

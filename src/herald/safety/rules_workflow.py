@@ -117,14 +117,21 @@ def rule_dropdb(inv: Invocation, ctx: Context) -> None:
 # -- services and Herald's gateway ------------------------------------------------
 
 _SERVICE_STOP_ARGS = frozenset({"stop", "disable", "kill", "force-stop", "down", "d", "k", "exit",
-                                "x", "unload", "bootout", "remove", "shutdown", "force-shutdown"})  # fmt: skip
+                                "x", "unload", "bootout", "remove", "shutdown", "force-shutdown",
+                                "restart", "try-restart", "force-restart", "condrestart",
+                                "force-reload", "kickstart", "t", "term", "reload-or-restart",
+                                "zap"})  # fmt: skip
 
 
 def _stop_service(inv: Invocation, ctx: Context, names: list[str]) -> None:
     if any("herald" in n.lower() for n in names):
-        ctx.approval("dangerous.herald_gateway", "stops Herald's own gateway service", inv.segment)
+        ctx.approval(
+            "dangerous.herald_gateway", "stops or restarts Herald's own gateway", inv.segment
+        )
     else:
-        ctx.approval("dangerous.service_stop", f"stops a service ({inv.name})", inv.segment)
+        ctx.approval(
+            "dangerous.service_stop", f"stops or restarts a service ({inv.name})", inv.segment
+        )
 
 
 def rule_service_tools(inv: Invocation, ctx: Context) -> None:
@@ -171,8 +178,20 @@ def rule_containers(inv: Invocation, ctx: Context) -> None:
     pos = _positionals(inv.args, _DOCKER_VALUES)
     args = set(inv.args)
     what = ""
+    removing = pos[:1] in (["rm"], ["rmi"]) or pos[:2] in (
+        ["container", "rm"],
+        ["container", "remove"],
+        ["image", "rm"],
+        ["image", "remove"],
+    )
+    forced = any(
+        a == "--force" or (a.startswith("-") and not a.startswith("--") and "f" in a)
+        for a in inv.args
+    )
     if "prune" in pos[:3]:
         what = f"deletes unused containers, images, networks or volumes ({inv.name} … prune)"
+    elif removing and (forced or any(w.dynamic for w in inv.arg_words)):
+        what = f"force-removes containers or images, running ones too ({inv.name} rm -f)"
     elif pos[:2] in (["volume", "rm"], ["volume", "remove"]) or pos[:2] == ["system", "reset"]:
         what = f"deletes container volumes and their data ({inv.name})"
     elif "down" in pos[:2] and args & {"-v", "--volumes", "--rmi"}:
@@ -194,11 +213,14 @@ def rule_infra(inv: Invocation, ctx: Context) -> None:
         if "destroy" in pos[:2] or pos[:2] == ["stack", "rm"]:
             what = "destroys managed infrastructure (pulumi destroy)"
     elif name in ("kubectl", "oc"):
-        if "delete" in pos and (
-            set(pos) & {"namespace", "ns", "namespaces"}
-            or set(args) & {"--all", "-A", "--all-namespaces"}
-        ):
-            what = "deletes a namespace or every resource of a kind (kubectl delete)"
+        dry_run = any(a.startswith("--dry-run") and a != "--dry-run=none" for a in args)
+        if "delete" in pos[:3] and not dry_run:
+            what = f"deletes cluster resources ({name} delete)"
+        elif "drain" in pos[:3] and not dry_run:
+            what = f"evicts every pod from a node ({name} drain)"
+    elif name == "helm":
+        if pos[:1] in (["uninstall"], ["delete"], ["del"], ["un"]) and "--dry-run" not in args:
+            what = "uninstalls a release and deletes its resources (helm uninstall)"
     elif name == "aws":
         if (
             any(p.startswith(("delete-", "terminate-")) for p in pos)
@@ -213,6 +235,51 @@ def rule_infra(inv: Invocation, ctx: Context) -> None:
         what = "deletes cloud storage (gsutil)"
     if what:
         ctx.approval("dangerous.infra_destroy", what, inv.segment)
+
+
+# -- firewalls --------------------------------------------------------------------
+
+IPTABLES = frozenset({"iptables", "ip6tables", "iptables-nft", "ip6tables-nft", "iptables-legacy",
+                      "ip6tables-legacy", "ebtables", "arptables"})  # fmt: skip
+_FIREWALL_CMD_FLAGS = frozenset({"--panic-on", "--panic-off", "--complete-reload"})
+
+
+def _iptables_danger(args: list[str]) -> str:
+    for i, arg in enumerate(args):
+        if arg in ("--flush", "--delete-chain") or re.fullmatch(r"-[a-zA-Z]*[FX]", arg):
+            return f"flushes firewall rules ({arg})"
+        if arg in ("-P", "--policy") and i + 2 < len(args) and args[i + 2].upper() == "ACCEPT":
+            return f"opens the firewall: default policy ACCEPT for {args[i + 1]}"
+    return ""
+
+
+def rule_firewall(inv: Invocation, ctx: Context) -> None:
+    name, args = inv.name, inv.args
+    pos = [a for a in args if not a.startswith("-")]
+    what = ""
+    if name in IPTABLES:
+        what = _iptables_danger(args)
+    elif name == "nft":
+        if pos[:1] == ["flush"] or pos[:2] in (["delete", "table"], ["delete", "chain"]):
+            what = f"flushes or deletes firewall rules (nft {' '.join(pos[:2])})"
+    elif name == "ufw":
+        if pos[:1] in (["disable"], ["reset"]) or pos[:2] == ["default", "allow"]:
+            what = f"turns the firewall off or resets it (ufw {' '.join(pos[:2])})"
+    elif name == "pfctl":
+        if any(re.fullmatch(r"-[a-zA-Z]*[dF][a-zA-Z]*", a) for a in args):
+            what = "disables or flushes the packet filter (pfctl)"
+    elif name == "firewall-cmd":
+        flags = {a.split("=", 1)[0] for a in args}
+        if flags & _FIREWALL_CMD_FLAGS or "--set-default-zone=trusted" in args:
+            what = "switches the firewall's panic mode or opens every port (firewall-cmd)"
+    elif name in ("netsh", "netsh.exe"):
+        lowered = [a.lower() for a in args]
+        if ("advfirewall" in lowered and "off" in lowered) or (
+            "firewall" in lowered and "disable" in lowered
+        ):
+            what = "turns the Windows firewall off (netsh)"
+    if what:
+        ctx.approval("dangerous.firewall", what, inv.segment)
 
 
 def rule_crontab(inv: Invocation, ctx: Context) -> None:
@@ -338,16 +405,28 @@ _SECRET_READERS = frozenset({"cat", "base64", "gzip", "xxd", "head", "tail", "ta
 _ENV_DUMPERS = frozenset({"env", "printenv", "set", "export", "declare"})
 
 
-def _reads_secret(cmd: SimpleCommand | None, ctx: Context) -> bool:
-    if cmd is None or not cmd.words:
+_FILTERS = frozenset({"base64", "base32", "gzip", "xz", "bzip2", "zstd", "xxd", "od", "hexdump",
+                      "openssl", "gpg", "tee", "cat", "head", "tail", "rev", "tr", "sort",
+                      "uniq", "jq", "sed", "awk"})  # fmt: skip
+
+
+def _reads_secret(cmd: SimpleCommand | None, ctx: Context, depth: int = 0) -> bool:
+    """cmd prints a secret: it reads one itself, or passes on (encoded,
+    compressed) what an earlier command of its pipeline read."""
+    if cmd is None or not cmd.words or depth > 8:
         return False
     name = command_name(cmd.words[0].text)
     if name in _ENV_DUMPERS and (name != "export" or "-p" in cmd.argv):
         return True
-    if name in _SECRET_READERS:
-        return any(
-            secret_source(w.text, ctx.env) for w in cmd.words[1:] if not w.text.startswith("-")
-        )
+    if name in _SECRET_READERS and any(
+        secret_source(w.text, ctx.env) for w in cmd.words[1:] if not w.text.startswith("-")
+    ):
+        return True
+    if name in _FILTERS:
+        source = stdin_of(cmd)
+        if source.kind == "file" and secret_source(source.text, ctx.env):
+            return True
+        return _reads_secret(cmd.stdin_from, ctx, depth + 1)
     return False
 
 

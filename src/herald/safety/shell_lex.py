@@ -317,7 +317,7 @@ class _Parser:
 
     def _scan_expansions(self, text: str) -> None:
         """Collect the command substitutions of text read as in double quotes."""
-        sub = _Parser(text, self.budget, self.depth, dict(self.vars))
+        sub = _Parser(text, self.budget, self.depth + 1, dict(self.vars))
         builder = _WordBuilder(0)
         sub._read_dq(0, builder, stop_at_quote=False)
         self.subscripts.extend(sub.subscripts)
@@ -554,6 +554,8 @@ class _Parser:
                 i = n if j < 0 else j + 1
             elif c == "{":
                 depth += 1
+                if depth > MAX_DEPTH + 2:  # ${X:-${X:-…}} past the nesting limit
+                    raise ParseLimitError(f"expansions nested more than {MAX_DEPTH} levels deep")
             else:
                 depth -= 1
                 if depth == 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 
 from herald.safety.shell_ast import Script, SimpleCommand
 
@@ -151,3 +152,67 @@ def static_output(script: Script) -> str | None:
     if chain != len(script.commands):
         return None
     return static_stdout(last)
+
+
+# -- a word with unknown variables assumed unset -----------------------------------
+
+_ASSUME_TOKEN_RE = re.compile(
+    r"\$'((?:[^'\\]|\\.)*)'"  # ANSI-C quoting
+    r"|'([^']*)'"  # single quotes
+    r"|\"((?:[^\"\\]|\\.)*)\""  # double quotes
+    r"|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])((?:[^{}]|\{[^{}]*\})*))?\}"  # ${X}, ${X:-w}
+    r"|\$([A-Za-z_][A-Za-z0-9_]*)"  # $X
+    r"|\\(.)"  # an escaped character
+    r"|([$`])"  # any other expansion: not resolvable
+    r"|([^$`'\"\\]+)",  # plain text
+    re.S,
+)
+
+
+def assumed_word(raw: str, env: Mapping[str, str] | None, _depth: int = 0) -> str | None:
+    """What the source spelling raw of one word reads when every variable
+    not in env is unset: ``${X:-rm}`` reads ``rm``, ``r${X}m`` reads ``rm``,
+    ``${X:+rm}`` reads ``rm`` (the value it has when X is set). None when
+    the word holds an expansion that cannot be resolved (``$(…)``,
+    ``${!x}``, ``${x/a/b}``)."""
+    if _depth > 4 or len(raw) > 4096:
+        return None
+    env = env or {}
+    out: list[str] = []
+    pos = 0
+    while pos < len(raw):
+        m = _ASSUME_TOKEN_RE.match(raw, pos)
+        if m is None or m.group(9) is not None:
+            return None
+        pos = m.end()
+        ansi, single, double, name, op, default, bare, escaped, _, plain = m.groups()
+        if ansi is not None:
+            out.append(decode_ansi_c(ansi))
+        elif single is not None:
+            out.append(single)
+        elif double is not None:
+            inner = assumed_word(double, env, _depth + 1)
+            if inner is None:
+                return None
+            out.append(inner)
+        elif name is not None:
+            value = env.get(name)
+            if op is None:
+                out.append(value or "")
+                continue
+            alt = assumed_word(default or "", env, _depth + 1)
+            if alt is None:
+                return None
+            if op.endswith("+"):  # the alternative when set: assume it is
+                out.append("" if op == ":+" and value == "" else alt)
+            elif value is None or (op.startswith(":") and not value):
+                out.append(alt)
+            else:
+                out.append(value)
+        elif bare is not None:
+            out.append(env.get(bare, ""))
+        elif escaped is not None:
+            out.append(escaped)
+        else:
+            out.append(plain or "")
+    return "".join(out)

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from herald.safety import strip_structure_tags
 from herald.tools.coercion import coerce_arguments
 from herald.tools.hooks import ToolHooks, Veto
 from herald.tools.results import limit_result
@@ -55,11 +56,6 @@ ERROR_PREFIX = "[TOOL_ERROR]"
 MAX_ERROR_CHARS = 2000
 DEFAULT_MAX_RESULT_CHARS = 50_000
 
-# Text a hostile tool output could use to impersonate conversation structure.
-_ROLE_TAG_RE = re.compile(
-    r"</?\s*(?:system|assistant|user|tool|human|im_start|im_end)[^>]*>|<\|[^|>]{0,40}\|>",
-    re.IGNORECASE,
-)
 _FENCE_RE = re.compile(r"`{3,}|~{3,}")
 _CDATA_RE = re.compile(r"<!\[CDATA\[|\]\]>")
 
@@ -158,7 +154,7 @@ class ToolArgumentError(ValueError):
 
 def sanitize_error(text: str) -> str:
     """An error body the model can read but that cannot pose as a message."""
-    text = _ROLE_TAG_RE.sub("", text)
+    text = strip_structure_tags(text)  # role tags, tool-call markup, chat tokens
     text = _FENCE_RE.sub("", text)
     text = _CDATA_RE.sub("", text)
     text = text.strip()
