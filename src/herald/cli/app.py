@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from herald import __version__
-from herald.cli import config_cmd, gateway_cmd, pairing_cmd, sessions_cmd, skills_cmd
+from herald.cli import config_cmd, gateway_cmd, mcp_cmd, pairing_cmd, sessions_cmd, skills_cmd
 from herald.cli.common import fail, load, open_store, resolve_session_id
 from herald.cli.doctor import doctor
 from herald.cli.setup_cmd import setup
@@ -30,6 +30,8 @@ app.add_typer(config_cmd.app, name="config")
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(gateway_cmd.app, name="gateway")
 app.add_typer(pairing_cmd.app, name="pairing")
+app.add_typer(mcp_cmd.app, name="mcp")
+app.command("acp")(mcp_cmd.acp)
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 
@@ -62,7 +64,7 @@ def _chat_repl(ctx: typer.Context, *, resume: str | None, max_turns: int | None)
     from herald.cli.repl import Repl
 
     if not sys.stdin.isatty():
-        fail("the interactive chat needs a terminal; for one turn use: herald chat -q \"TEXT\"")
+        fail('the interactive chat needs a terminal; for one turn use: herald chat -q "TEXT"')
     settings = load(ctx)
     with open_store(settings) as store:
         session_id = resolve_session_id(store, resume)

@@ -13,6 +13,7 @@ from pydantic import Field
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_gateway import GatewayConfig
 from herald.config.schema_learning import LearningConfig
+from herald.config.schema_mcp import McpConfig
 from herald.config.schema_memory import MemoryConfig
 from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
@@ -128,6 +129,7 @@ class HeraldConfig(StrictModel):
     curator: CuratorConfig = Field(default_factory=CuratorConfig)
     learning: LearningConfig = Field(default_factory=LearningConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""
