@@ -95,6 +95,7 @@ class ServerConnection:
         self.tools: list[RemoteTool] = []
         self.server_label = ""
         self.client: Any = None
+        self._errlog_mark: int | None = None
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -104,6 +105,7 @@ class ServerConnection:
         """Connect and list the tools; on failure `state` is ``failed`` and `error` says why."""
         await self.stop()
         self.state, self.error, self.tools = STARTING, "", []
+        self._errlog_mark = _tell(self.errlog)
         ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._task = asyncio.create_task(self._run(ready, self._stop), name=f"mcp-{self.name}")
@@ -167,8 +169,22 @@ class ServerConnection:
 
     def _start_error(self, message: str) -> str:
         if self.config.command is not None:
-            return f"could not start `{self.config.command}`: {message}"
+            return f"could not start `{self.config.command}`: {message}{self._stderr_tail()}"
         return f"could not connect to {self.config.url}: {message}"
+
+    def _stderr_tail(self, lines: int = 3) -> str:
+        """The last lines the server wrote to stderr since this start (its own words on
+        why it failed are usually the most useful part)."""
+        if self.errlog is None or self._errlog_mark is None:
+            return ""
+        try:
+            self.errlog.flush()
+            with open(self.errlog.name, encoding="utf-8", errors="replace") as fh:
+                fh.seek(self._errlog_mark)
+                tail = [line.strip() for line in fh.read().splitlines() if line.strip()]
+        except (OSError, AttributeError, ValueError):
+            return ""
+        return f" (stderr: {' | '.join(tail[-lines:])})" if tail else ""
 
     async def _target(self, stack: AsyncExitStack) -> Any:
         cfg = self.config
@@ -239,6 +255,16 @@ class ServerConnection:
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
+
+
+def _tell(handle: IO[str] | None) -> int | None:
+    if handle is None:
+        return None
+    try:
+        handle.flush()
+        return handle.seek(0, os.SEEK_END)
+    except (OSError, ValueError):
+        return None
 
 
 def _client_info() -> Any:

@@ -164,6 +164,9 @@ class McpManager:
             cached = self._load_cache(name)
             if cached is not None:
                 return [t for t in cached if tool_allowed(t.name, conn.config)]
+        if conn.state == CRASHED:
+            # Still offered: a call restarts it (once per turn) or says why it cannot.
+            return [t for t in conn.tools if tool_allowed(t.name, conn.config)]
         if conn.state != READY:
             conn = self.ensure_started(name)
         return [t for t in conn.tools if tool_allowed(t.name, conn.config)]
