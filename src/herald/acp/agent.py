@@ -220,35 +220,11 @@ class HeraldAcpAgent:
         return LoadSessionResponse()
 
     def _open(self, cwd: str, session_id: str | None) -> AcpSession:
-        from herald.engine import Agent, AgentOptions
-        from herald.mcp import agent_registry
-        from herald.providers import ModelClient
+        from herald.mcp.server import open_session_agent
 
-        settings = self.settings
-        client = ModelClient(settings.config, settings.secrets, settings.home)
-        try:
-            if session_id is None:
-                provider, model = client.identity()
-                session_id = self.store.create_session(
-                    profile=settings.home.profile_label,
-                    source="acp",
-                    model=model,
-                    provider=provider,
-                )
-            registry = agent_registry(settings)
-            agent = Agent(
-                config=settings.config,
-                home=settings.home,
-                store=self.store,
-                client=client,
-                registry=registry,
-                session_id=session_id,
-                options=AgentOptions(source="acp", platform="acp", cwd=cwd),
-                secrets=settings.secrets,
-            )
-        except BaseException:
-            client.close()
-            raise
+        agent, registry, session_id = open_session_agent(
+            self.settings, self.store, source="acp", session_id=session_id, cwd=cwd
+        )
         session = AcpSession(session_id=session_id, agent=agent, registry=registry, cwd=cwd)
         self.sessions[session_id] = session
         return session
@@ -338,12 +314,11 @@ class HeraldAcpAgent:
         return approve
 
     def close(self) -> None:
+        from herald.mcp.server import close_session_agent
+
         for session in self.sessions.values():
             try:
-                session.agent.close()
-                close = getattr(session.registry, "close", None)
-                if close is not None:
-                    close()
+                close_session_agent(session.agent, session.registry)
             except Exception as exc:  # shutting down: report and go on
                 log.debug("closing ACP session %s: %s", session.session_id, exc)
 

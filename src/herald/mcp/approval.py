@@ -15,14 +15,12 @@ who is not there. ``approvals.mode: off`` runs calls unasked, as for commands.
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 from herald.config import HeraldConfig
 from herald.safety import ApprovalPrompt, redact
 from herald.tools import ToolArgumentError, ToolContext
+from herald.tools.terminal_approval import ask_human
 
 SESSION_APPROVED_KEY = "mcp_session_approved"
 ARGUMENT_PREVIEW_CHARS = 300
@@ -52,32 +50,6 @@ def call_preview(server: str, tool: str, arguments: dict[str, Any]) -> str:
     if len(text) > ARGUMENT_PREVIEW_CHARS:
         text = text[:ARGUMENT_PREVIEW_CHARS] + "…"
     return redact(f"{server}.{tool}({text})")
-
-
-def _ask(
-    ask: Callable[[ApprovalPrompt], str | None],
-    prompt: ApprovalPrompt,
-    timeout: float,
-    cancel: threading.Event,
-) -> str | None:
-    """The human's answer; None after `timeout` or an interrupt (a denial)."""
-    box: list[str | None] = [None]
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box[0] = ask(prompt)
-        except Exception:  # a broken prompt is no answer, never an approval
-            box[0] = None
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="mcp-approval", daemon=True).start()
-    deadline = time.monotonic() + timeout
-    while not done.wait(0.05):
-        if time.monotonic() >= deadline or cancel.is_set():
-            return None
-    return box[0]
 
 
 def gate_call(
@@ -116,7 +88,7 @@ def gate_call(
         description=f"{what}" + ("" if read_only else " (it may change things)"),
         choices=CHOICES,
     )
-    answer = _ask(ctx.approve, prompt, approvals.timeout_seconds, ctx.cancel)
+    answer = ask_human(ctx.approve, prompt, approvals.timeout_seconds, ctx.cancel)
     if answer == "session":
         approved.add(tool_name)
         return

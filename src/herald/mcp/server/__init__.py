@@ -5,7 +5,13 @@ sessions, memory and skills. Approvals are relayed to the client through
 elicitation, or refused when it cannot answer; HTTP needs a bearer token.
 """
 
-from herald.mcp.server.agent_run import AgentRunner, ApprovalAnswer, RunRequest
+from herald.mcp.server.agent_run import (
+    AgentRunner,
+    ApprovalAnswer,
+    RunRequest,
+    close_session_agent,
+    open_session_agent,
+)
 from herald.mcp.server.app import build_server
 from herald.mcp.server.reading import HeraldReader
 from herald.mcp.server.transport import (
@@ -26,8 +32,10 @@ __all__ = [
     "RunRequest",
     "ServeError",
     "build_server",
+    "close_session_agent",
     "http_app",
     "is_loopback",
+    "open_session_agent",
     "parse_address",
     "serve_http",
     "serve_stdio",

@@ -106,13 +106,23 @@ def client_can_answer(ctx: Any) -> bool:
     return caps is not None and caps.elicitation is not None
 
 
-def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> Any:
-    from herald.engine import Agent, AgentOptions, title_from
+def open_session_agent(
+    settings: Settings,
+    store: StateStore,
+    *,
+    source: str,
+    session_id: str | None = None,
+    title: str | None = None,
+    cwd: str | None = None,
+    toolset: str | None = None,
+    max_turns: int | None = None,
+) -> tuple[Any, Any, str]:
+    """An agent on `session_id` (an id or unique prefix), or on a session created now,
+    with the configured MCP servers' tools; returns (agent, registry, session id)."""
+    from herald.engine import Agent, AgentOptions
     from herald.mcp.overlay import agent_registry
     from herald.providers import ModelClient
 
-    serve = settings.config.mcp.serve
-    session_id = request.session_id
     if session_id is not None:
         session_id = store.resolve_session_id(session_id)
     client = ModelClient(settings.config, settings.secrets, settings.home)
@@ -121,11 +131,16 @@ def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> 
             provider, model = client.identity()
             session_id = store.create_session(
                 profile=settings.home.profile_label,
-                source="mcp",
+                source=source,
                 model=model,
                 provider=provider,
-                title=title_from(request.prompt),
+                title=title,
             )
+        options = AgentOptions(source=source, platform=source, max_turns=max_turns)
+        if cwd is not None:
+            options.cwd = cwd
+        if toolset is not None:
+            options.toolset = toolset
         registry = agent_registry(settings)
         agent = Agent(
             config=settings.config,
@@ -134,12 +149,7 @@ def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> 
             client=client,
             registry=registry,
             session_id=session_id,
-            options=AgentOptions(
-                source="mcp",
-                platform="mcp",
-                toolset=serve.toolset,
-                max_turns=request.max_iterations or serve.max_iterations,
-            ),
+            options=options,
             secrets=settings.secrets,
         )
         return agent, registry, session_id
@@ -148,11 +158,30 @@ def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> 
         raise
 
 
-def _close(run: TurnRun) -> None:
-    run.agent.close()
-    close = getattr(run.registry, "close", None)  # an MCP overlay stops its servers
+def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> Any:
+    from herald.engine import title_from
+
+    serve = settings.config.mcp.serve
+    return open_session_agent(
+        settings,
+        store,
+        source="mcp",
+        session_id=request.session_id,
+        title=title_from(request.prompt),
+        toolset=serve.toolset,
+        max_turns=request.max_iterations or serve.max_iterations,
+    )
+
+
+def close_session_agent(agent: Any, registry: Any) -> None:
+    agent.close()
+    close = getattr(registry, "close", None)  # an MCP overlay stops its servers
     if close is not None:
         close()
+
+
+def _close(run: TurnRun) -> None:
+    close_session_agent(run.agent, run.registry)
 
 
 def _spent(store: StateStore, session_id: str) -> float:
