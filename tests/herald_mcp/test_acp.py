@@ -113,6 +113,7 @@ async def test_prompt_streams_asks_permission_and_cancels(editor_dir, fake_llm):
         assert cancelled.stop_reason == "cancelled"
 
 
+@pytest.mark.slow
 async def test_rejected_permission_keeps_the_file(editor_dir, fake_llm):
     project = editor_dir / "project"
     (project / "scratch").mkdir()

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from mcp_servers import toy_stdio
 
 from herald.testing.fake_llm import Reply
@@ -26,6 +27,7 @@ def configure(home, fake_llm, servers):
     make_home(home, merge(fake_model_config(fake_llm), {"mcp": {"servers": servers}}))
 
 
+@pytest.mark.slow
 def test_list_and_test(isolated_env, fake_llm, tmp_path):
     configure(
         isolated_env,
@@ -51,6 +53,7 @@ def test_list_and_test(isolated_env, fake_llm, tmp_path):
     assert unknown.returncode == 2 and "configured: broken, toy" in unknown.stderr
 
 
+@pytest.mark.slow
 def test_chat_uses_an_mcp_tool_and_reports_a_broken_server(isolated_env, fake_llm, tmp_path):
     configure(
         isolated_env,

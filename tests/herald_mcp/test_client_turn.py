@@ -145,3 +145,23 @@ def test_disabled_toolset_hides_mcp_tools(make_agent, fake_llm, tmp_path):
         assert "todo" in names
     finally:
         overlay.close()
+
+
+def test_crash_restart_budget_is_per_turn(make_agent, fake_llm, tmp_path):
+    agent, overlay = mcp_agent(make_agent, tmp_path, fake_llm, toy_stdio(approve="never"))
+    try:
+        fake_llm.enqueue(
+            Reply.tool_call("mcp_toy_crash", {}),
+            Reply.tool_call("mcp_toy_crash", {}),
+            Reply.text("it keeps crashing"),
+        )
+        first = agent.run_turn("crash it twice")
+        contents = [m["content"] for m in tool_messages(fake_llm.model_requests()[2])]
+        assert "was restarted" in contents[0]
+        assert "already crashed once this turn" in contents[1]
+        fake_llm.enqueue(Reply.tool_call("mcp_toy_add", {"a": 1, "b": 1}), Reply.text("2"))
+        agent.run_turn("add now")  # a new turn may restart the crashed server again
+        assert tool_messages(fake_llm.model_requests()[4])[-1]["content"] == "2"
+        assert first.session_id
+    finally:
+        overlay.close()

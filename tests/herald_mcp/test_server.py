@@ -29,14 +29,23 @@ def llm() -> Iterator[FakeLLMServer]:
         yield server
 
 
-@pytest.fixture
-def served(llm, tmp_path_factory):
-    """A home for the served Herald and a work directory it runs in."""
-    llm.reset()
+@pytest.fixture(scope="module")
+def served_root(llm, tmp_path_factory) -> Path:
+    """A home for the served Herald and a work directory it runs in (shared by the
+    module, so one HTTP server serves every test)."""
     root = tmp_path_factory.mktemp("served")
     make_home(root / "home", fake_model_config(llm), {"HERALD_MCP_TOKEN": TOKEN})
     (root / "work").mkdir()
     return root
+
+
+@pytest.fixture
+def served(served_root, llm) -> Path:
+    llm.reset()
+    scratch = served_root / "work" / "scratch"
+    if scratch.exists():
+        scratch.rmdir()
+    return served_root
 
 
 def server_env(root: Path) -> dict[str, str]:
@@ -52,8 +61,9 @@ def stdio(root: Path) -> StdioServerParameters:
     )
 
 
-@pytest.fixture
-def http_server(served) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def http_server(served_root) -> Iterator[str]:
+    served = served_root
     port = free_port()
     env = {**os.environ, **server_env(served)}
     proc = subprocess.Popen(
@@ -146,7 +156,7 @@ async def test_stdio_tools_agent_run_progress_and_reading(served, llm):
         assert no_gateway.is_error and "no Herald gateway is running" in no_gateway.content[0].text
 
 
-async def test_http_refuses_requests_without_the_token(http_server):
+async def test_http_refuses_requests_without_the_token(served, http_server):
     async with httpx.AsyncClient() as http:
         response = await http.post(http_server, json={"jsonrpc": "2.0", "id": 1, "method": "x"})
         assert response.status_code == 401
@@ -212,15 +222,18 @@ async def test_http_client_that_cannot_answer_gets_a_denial(served, llm, http_se
 
 
 def test_http_without_a_token_refuses_to_start(tmp_path):
-    make_home(tmp_path / "home", {})
+    from herald.mcp.server import ServeError, serve_http
+
+    settings = make_home(tmp_path / "home", {})
+    with pytest.raises(ServeError, match="without a bearer token: set HERALD_MCP_TOKEN"):
+        serve_http(settings, "127.0.0.1:8799")
     env = {**os.environ, "HERALD_HOME": str(tmp_path / "home"), "PYTHONPATH": SRC}
-    for address in ("0.0.0.0:8799", "127.0.0.1:8799"):
-        proc = subprocess.run(
-            [sys.executable, "-m", "herald", "mcp", "serve", "--http", address],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert proc.returncode == 2
-        assert "without a bearer token" in proc.stderr and "HERALD_MCP_TOKEN" in proc.stderr
+    proc = subprocess.run(
+        [sys.executable, "-m", "herald", "mcp", "serve", "--http", "0.0.0.0:8799"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "over a non-loopback address without a bearer token" in proc.stderr

@@ -142,6 +142,16 @@ class McpManager:
             self._save_cache(name, conn.tools)
         return conn
 
+    def begin_needed_starts(self) -> None:
+        """Start, in parallel, every server whose tools are not known yet, so listing
+        the tools of several servers waits for the slowest one, not for their sum."""
+        for name, conn in self.connections.items():
+            if conn.state != STOPPED or name in self._attempted:
+                continue
+            if conn.config.start == "lazy" and self._load_cache(name) is not None:
+                continue
+            self._begin_start(name)
+
     def _start_in_flight(self, name: str) -> bool:
         future = self._pending.get(name)
         return future is not None and not future.done()

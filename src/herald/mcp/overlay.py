@@ -78,6 +78,7 @@ class McpToolOverlay(ToolRegistry):
         """Bring the overlay's MCP tools in line with the servers (starting lazy ones that
         have no cached tool list); returns the MCP tool names, sorted."""
         specs: list[ToolSpec] = []
+        self.manager.begin_needed_starts()
         for server in self.manager.connections:
             for remote in self.manager.tools(server):
                 specs.append(self._spec(server, remote))
