@@ -133,3 +133,12 @@ async def test_rejected_permission_keeps_the_file(editor_dir, fake_llm):
             m["content"] for m in fake_llm.model_requests()[1].messages if m["role"] == "tool"
         )
         assert "denied" in tool_result
+
+        # the editor reopens the conversation: Herald replays it
+        editor.updates.clear()
+        await conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+        replayed = [(u.session_update, u.content.text) for u in editor.updates]
+        assert replayed == [
+            ("user_message_chunk", "remove scratch"),
+            ("agent_message_chunk", "Left it."),
+        ]

@@ -255,5 +255,22 @@ def test_config_needs_exactly_one_transport():
         McpServerConfig()
 
 
-def test_overlay_is_a_registry():
-    assert issubclass(McpToolOverlay, ToolRegistry)
+def test_per_agent_tools_can_be_registered_on_the_overlay(tmp_path):
+    """A memory provider registers its tools on the agent's registry: on an overlay they
+    stay on that agent, and both layers' changes show in `generation`."""
+    overlay = McpToolOverlay(registry, make_manager(tmp_path))
+    try:
+        before = overlay.generation
+        overlay.register(
+            "provider_recall", "core", {"description": "recall"}, lambda args, ctx: "remembered"
+        )
+        assert overlay.generation != before
+        assert overlay.dispatch("provider_recall", {}, ctx()).content == "remembered"
+        assert registry.get("provider_recall") is None
+        assert (
+            "provider_recall"
+            in select_tools(overlay, HeraldConfig(), cache=DefinitionsCache()).names
+        )
+        assert issubclass(McpToolOverlay, ToolRegistry)
+    finally:
+        overlay.close()

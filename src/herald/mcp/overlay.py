@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 STATUS_TOOL = "mcp_status"
 MAX_TOOL_NAME = 64
+_OWN_BITS = 32
+_OWN_MASK = (1 << _OWN_BITS) - 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -56,21 +58,23 @@ class McpToolOverlay(ToolRegistry):
     registered on it later)."""
 
     def __init__(self, base: ToolRegistry, manager: McpManager) -> None:
-        super().__init__()
         self.base = base
+        super().__init__()
         self.manager = manager
         self.hooks = base.hooks
         self._mcp_names: tuple[str, ...] = ()
         self._signature: Any = None
 
     # The definitions cache keys on `generation`: it must change when either layer does.
+    # One int carries both (the base's count in the high bits), so the registry's own
+    # `generation += 1` keeps working on the overlay.
     @property  # type: ignore[override]
-    def generation(self) -> tuple[int, int]:
-        return (self.base.generation, self._own_generation)
+    def generation(self) -> int:
+        return (self.base.generation << _OWN_BITS) | self._own_generation
 
     @generation.setter
     def generation(self, value: int) -> None:
-        self._own_generation = value
+        self._own_generation = value & _OWN_MASK
 
     # ---- the MCP layer ------------------------------------------------------------------
 
