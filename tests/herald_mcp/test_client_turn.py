@@ -123,6 +123,20 @@ def test_dangerous_policy_asks_only_for_tools_not_marked_read_only(make_agent, f
         overlay.close()
 
 
+def test_agents_of_one_home_share_running_servers_until_the_last_closes(tmp_path):
+    settings = make_home(tmp_path / "shared", {"mcp": {"servers": {"toy": toy_stdio()}}})
+    first, second = agent_registry(settings), agent_registry(settings)
+    assert first is not second  # each agent has its own overlay
+    assert first.manager is second.manager  # but one set of server processes
+    first.close()
+    assert not second.manager.closed
+    second.close()
+    assert second.manager.closed
+    third = agent_registry(settings)  # a later agent starts afresh
+    assert third.manager is not first.manager
+    third.close()
+
+
 def test_no_servers_means_the_plain_registry(tmp_path):
     settings = make_home(tmp_path / "plain", {})
     assert agent_registry(settings) is registry

@@ -345,6 +345,10 @@ class McpManager:
             if conn.state in (FAILED, CRASHED) and name in self._attempted
         }
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         if self._closed:
             return

@@ -18,7 +18,9 @@ listed by name and one line until the model asks) plugs in at
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 from typing import TYPE_CHECKING, Any
 
 from herald.mcp.connection import RemoteTool
@@ -62,6 +64,7 @@ class McpToolOverlay(ToolRegistry):
         super().__init__()
         self.manager = manager
         self.hooks = base.hooks
+        self._closed = False
         self._mcp_names: tuple[str, ...] = ()
         self._signature: Any = None
 
@@ -198,7 +201,10 @@ class McpToolOverlay(ToolRegistry):
         return f"unknown tool {name!r}: no configured MCP server provides it"
 
     def close(self) -> None:
-        self.manager.close()
+        """This agent is done with the servers; they stop when no agent uses them."""
+        if not self._closed:
+            self._closed = True
+            _release(self.manager)
 
 
 def mcp_failures(registry: ToolRegistry) -> dict[str, str]:
@@ -206,6 +212,25 @@ def mcp_failures(registry: ToolRegistry) -> dict[str, str]:
     if isinstance(registry, McpToolOverlay):
         return registry.manager.failures()
     return {}
+
+
+# Managers shared by the agents of one process with the same home and servers: a new
+# session (`/new`, another API conversation) reuses running servers instead of starting
+# more. Each agent still has its own overlay; the last one to close stops the servers.
+_shared: dict[tuple[Any, ...], list[Any]] = {}  # key -> [manager, users]
+_shared_lock = threading.Lock()
+
+
+def _release(manager: McpManager) -> None:
+    with _shared_lock:
+        for key, entry in list(_shared.items()):
+            if entry[0] is manager:
+                entry[1] -= 1
+                if entry[1] > 0:
+                    return
+                del _shared[key]
+                break
+    manager.close()
 
 
 def agent_registry(settings: Settings, *, base: ToolRegistry | None = None) -> ToolRegistry:
@@ -220,5 +245,18 @@ def agent_registry(settings: Settings, *, base: ToolRegistry | None = None) -> T
         return base
     from herald.mcp.manager import McpManager
 
-    manager = McpManager(servers, secrets=settings.secrets, home=settings.home)
+    key = (
+        str(settings.home.root),
+        json.dumps({n: c.model_dump() for n, c in servers.items()}, sort_keys=True, default=str),
+        str(getattr(settings.secrets, "env_file", None)),
+    )
+    with _shared_lock:
+        entry = _shared.get(key)
+        if entry is None or entry[0].closed:
+            entry = _shared[key] = [
+                McpManager(servers, secrets=settings.secrets, home=settings.home),
+                0,
+            ]
+        entry[1] += 1
+        manager = entry[0]
     return McpToolOverlay(base, manager)
