@@ -12,6 +12,7 @@ from herald.cli import (
     config_cmd,
     gateway_cmd,
     kanban_cmd,
+    mcp_cmd,
     pairing_cmd,
     sessions_cmd,
     skills_cmd,
@@ -40,6 +41,8 @@ app.add_typer(gateway_cmd.app, name="gateway")
 app.add_typer(pairing_cmd.app, name="pairing")
 app.add_typer(web_cmd.app, name="web")
 app.add_typer(kanban_cmd.app, name="kanban")
+app.add_typer(mcp_cmd.app, name="mcp")
+app.command("acp")(mcp_cmd.acp)
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 

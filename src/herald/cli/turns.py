@@ -46,12 +46,16 @@ def build_agent(
         from herald.tools.toolsets import bundle_for
 
         options.toolset = bundle_for(options.toolset, client.endpoint.provider)
+    from herald.mcp import agent_registry, mcp_failures
+
+    registry = agent_registry(settings)
     try:
-        return Agent(
+        agent = Agent(
             config=settings.config,
             home=settings.home,
             store=store,
             client=client,
+            registry=registry,  # the built-ins plus the configured MCP servers' tools
             session_id=session_id,
             options=options,
             callbacks=callbacks,
@@ -61,6 +65,13 @@ def build_agent(
         fail(str(exc).strip("'\""))
     except (ConfigError, ToolsetError, UnknownContextEngineError) as exc:
         fail(str(exc))
+    for name, why in mcp_failures(registry).items():
+        err_console().print(
+            f"MCP server {name} is unavailable, its tools are missing: {why}",
+            style="yellow",
+            highlight=False,
+        )
+    return agent
 
 
 def wait_interruptibly(handle: TurnHandle) -> TurnResult:

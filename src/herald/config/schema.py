@@ -14,6 +14,7 @@ from herald.config.schema_context import ContextConfig
 from herald.config.schema_gateway import GatewayConfig
 from herald.config.schema_kanban import KanbanConfig
 from herald.config.schema_learning import LearningConfig
+from herald.config.schema_mcp import McpConfig
 from herald.config.schema_memory import MemoryConfig
 from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
@@ -136,6 +137,7 @@ class HeraldConfig(StrictModel):
     learning: LearningConfig = Field(default_factory=LearningConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     kanban: KanbanConfig = Field(default_factory=KanbanConfig)
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -83,8 +83,13 @@ def select_tools(
     `explicit` replaces the bundle with those tool names (config `enabled` is not
     added, `disabled` still applies). Raises `ToolsetError` for unknown toolsets."""
     section = config.toolsets if config is not None else None
+    # A per-agent overlay (MCP servers) may append tools after the bundle's, sorted, so
+    # they never move the built-ins' prefix; explicit tool lists stay exactly as asked.
+    appended_fn = getattr(registry, "appended_tool_names", None)
+    appended = tuple(appended_fn()) if appended_fn is not None and explicit is None else ()
     key = (
         registry,
+        appended,
         profile,
         bundle if explicit is None else ("explicit", *explicit),
         tuple(section.enabled) if section is not None else (),
@@ -106,6 +111,16 @@ def select_tools(
             cache=check_cache,
             explicit_tools=explicit,
         )
+        if appended:
+            extra = available_tool_names(
+                bundle,
+                config,
+                registry,
+                secrets=secrets,
+                cache=check_cache,
+                explicit_tools=appended,
+            )
+            names += [n for n in extra if n not in names]
         return ToolSelection(tuple(names), registry.definitions(names))
 
     return (cache if cache is not None else definitions_cache).get(key, build)

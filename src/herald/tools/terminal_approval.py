@@ -78,7 +78,7 @@ def _blocked_script_message(command: str, ctx: ToolContext, environment: Environ
     )
 
 
-def _ask_human(
+def ask_human(
     ask: Callable[[ApprovalPrompt], str | None],
     prompt: ApprovalPrompt,
     timeout: float,
@@ -191,7 +191,7 @@ def gate_command(
         prompt = decision.prompt
         if display is not None:
             prompt = dataclasses.replace(prompt, command=redact(display))
-        answer = _ask_human(ctx.approve, prompt, policy.timeout_seconds, ctx.cancel)
+        answer = ask_human(ctx.approve, prompt, policy.timeout_seconds, ctx.cancel)
         if answer is None and ctx.cancel.is_set():
             raise CommandRefused("Not run: the turn was interrupted while waiting for approval.")
         decision = policy.record_choice(command, answer, env=env)
@@ -208,6 +208,7 @@ __all__ = [
     "JUDGE_KEY",
     "SESSION_PATTERNS_KEY",
     "CommandRefused",
+    "ask_human",
     "check_env",
     "gate_command",
     "persist_always_pattern",

@@ -1,0 +1,111 @@
+"""Running Herald's MCP server: over stdio, or streamable HTTP behind a bearer token.
+
+HTTP always needs the token (the secret named by ``mcp.serve.token_env``): the
+server reads your sessions and memory and runs turns. Without the secret it
+refuses to start on a non-loopback address; on loopback it still refuses, since
+any local process could otherwise use it. Every request without the right
+``Authorization: Bearer`` header gets 401.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from herald.config import Settings
+
+log = logging.getLogger(__name__)
+
+
+class ServeError(Exception):
+    """The server cannot start as asked; the message says what to change."""
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        raise ServeError(f"--http wants HOST:PORT (for example 127.0.0.1:8765), not {text!r}")
+    return host.strip("[]"), int(port_text)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerAuth:
+    """ASGI middleware: 401 unless the request carries the token."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b"Bearer"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve_stdio(settings: Settings) -> None:
+    import anyio
+
+    from herald.mcp.server.app import build_server
+    from herald.state import StateStore
+
+    with StateStore(settings.home.state_db) as store:
+        server = build_server(settings, store)
+        anyio.run(server.run_stdio_async)
+
+
+def http_app(settings: Settings, store: Any, host: str, token: str) -> Any:
+    from herald.mcp.server.app import build_server
+
+    server = build_server(settings, store)
+    return BearerAuth(server.streamable_http_app(host=host), token)
+
+
+def serve_http(
+    settings: Settings, address: str, *, announce: Callable[[str], None] = print
+) -> None:
+    import uvicorn
+
+    from herald.state import StateStore
+
+    host, port = parse_address(address)
+    token_env = settings.config.mcp.serve.token_env
+    token = settings.secrets.get(token_env)
+    if not token:
+        where = "a non-loopback address" if not is_loopback(host) else "HTTP"
+        raise ServeError(
+            f"refusing to serve MCP over {where} without a bearer token: set {token_env} in "
+            f"{settings.home.env_path} (a long random string) and give clients "
+            "'Authorization: Bearer <token>'"
+        )
+    with StateStore(settings.home.state_db) as store:
+        app = http_app(settings, store, host, token)
+        announce(f"Herald MCP server on http://{host}:{port}/mcp (bearer token from {token_env})")
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        uvicorn.Server(config).run()
