@@ -21,6 +21,7 @@ from environment_support import (
     FAKE_SECRET_VALUE,
     SshdServer,
     find_sshd,
+    require_bwrap,
     ssh_environment,
     start_sshd,
 )
@@ -66,13 +67,22 @@ def workdir(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture(params=["local", "ssh"])
+@pytest.fixture(params=["local", "ssh", "bwrap"])
 def backend(
     request: pytest.FixtureRequest, workdir: Path, fake_secrets: Secrets
 ) -> Iterator[Environment]:
-    """The same test against both backends, each rooted at a fresh tmp directory."""
+    """The same test against every backend, each rooted at a fresh tmp directory."""
     env: Environment
-    if request.param == "local":
+    if request.param == "bwrap":
+        require_bwrap()
+        from herald.environments import BwrapEnvironment, SandboxSpec
+
+        env = BwrapEnvironment(
+            SandboxSpec(str(workdir), max_processes=256),
+            secrets=fake_secrets,
+            activity_interval=ACTIVITY_INTERVAL,
+        )
+    elif request.param == "local":
         env = LocalEnvironment(
             str(workdir), secrets=fake_secrets, activity_interval=ACTIVITY_INTERVAL
         )

@@ -18,6 +18,11 @@ class EnvironmentConnectionError(RuntimeError):
     failure, reported to the model as distinct from a command's own failure."""
 
 
+class SandboxUnavailableError(EnvironmentConnectionError):
+    """A session configured for a sandbox cannot start it (bubblewrap missing, user
+    namespaces disabled, no Docker daemon). Nothing runs: never on the host instead."""
+
+
 @dataclass(frozen=True)
 class ExecResult:
     output: str  # stdout and stderr interleaved, as a terminal shows them
