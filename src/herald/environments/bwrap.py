@@ -139,6 +139,10 @@ class BwrapEnvironment(Environment):
     # -- starting the sandbox -------------------------------------------------------
 
     @property
+    def sandbox_spec(self) -> SandboxSpec:
+        return self.spec
+
+    @property
     def limits_processes_by_cgroup(self) -> bool:
         """Root ignores RLIMIT_NPROC, so a process limit needs a pids cgroup."""
         return self.spec.max_processes > 0 and os.geteuid() == 0
