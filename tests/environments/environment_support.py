@@ -40,6 +40,28 @@ def require_bwrap() -> None:
         pytest.skip(f"bwrap cannot create namespaces here: {probe.stderr.decode().strip()}")
 
 
+TEST_DOCKER_IMAGE = "debian:bookworm-slim"  # has bash and setsid, as the backend needs
+
+
+def require_docker() -> None:
+    """Skip unless a Docker daemon answers here (the docker tests then run for real)."""
+    docker = shutil.which("docker")
+    if docker is None:
+        pytest.skip("the docker CLI is not installed")
+    try:
+        info = subprocess.run(
+            [docker, "info", "--format", "{{.ServerVersion}}"],
+            capture_output=True,
+            text=True,
+            timeout=15,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("no Docker daemon reachable: docker info timed out")
+    if info.returncode != 0:
+        why = (info.stderr.strip().splitlines() or ["docker info failed"])[-1]
+        pytest.skip(f"no Docker daemon reachable: {why}")
+
+
 def find_sshd() -> str | None:
     return shutil.which("sshd") or next(
         (p for p in ("/usr/sbin/sshd", "/usr/local/sbin/sshd") if os.path.exists(p)), None
@@ -191,16 +213,21 @@ def _pid_namespace(pid: int) -> str | None:
 def host_pid(backend: object, pid: int) -> int:
     """The host pid of a pid a command printed: the same on local and ssh; inside a
     bwrap sandbox (its own pid namespace) found through the NSpid lines of the
-    processes in the namespaces of the backend's running sandboxes."""
-    if getattr(backend, "name", "") != "bwrap":
+    processes in the namespaces of the backend's running sandboxes (a docker
+    container's likewise, when its daemon runs on this machine)."""
+    if getattr(backend, "name", "") not in ("bwrap", "docker"):
         return pid
+    own = _pid_namespace(os.getpid())
     namespaces: set[str] = set()
     for monitor in backend.sandbox_pids():  # type: ignore[attr-defined]
         try:
             children = Path(f"/proc/{monitor}/task/{monitor}/children").read_text().split()
         except OSError:
-            continue
-        namespaces |= {ns for ns in map(_pid_namespace, map(int, children)) if ns}
+            children = []
+        # bwrap's monitor is in our namespace, its child is the sandbox's pid 1;
+        # a container's init is already inside the container's namespace.
+        found = {_pid_namespace(int(p)) for p in [monitor, *children]}
+        namespaces |= {ns for ns in found if ns and ns != own}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or _pid_namespace(int(entry.name)) not in namespaces:
             continue

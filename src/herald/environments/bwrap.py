@@ -25,7 +25,6 @@ the host instead.
 from __future__ import annotations
 
 import os
-import secrets as _random
 import shlex
 import shutil
 import subprocess
@@ -37,14 +36,11 @@ from collections.abc import Mapping
 from herald.config import ConfigError, Secrets
 from herald.config.home import base_home
 from herald.environments import _ssh_scripts as scripts
-from herald.environments._background import PipedBackgroundProcess
+from herald.environments._background import PipedBackgroundProcess, ProcessTable
 from herald.environments._cgroup import PidsCgroup
-from herald.environments._output import DEFAULT_MAX_OUTPUT_BYTES, ActivityThrottle, OutputCollector
+from herald.environments._output import DEFAULT_MAX_OUTPUT_BYTES
 from herald.environments._streaming import (
-    StreamPump,
     kill_process_group,
-    shell_exit_code,
-    supervise,
 )
 from herald.environments.base import (
     ActivityCallback,
@@ -52,10 +48,10 @@ from herald.environments.base import (
     Environment,
     EnvironmentConnectionError,
     ExecResult,
-    FileInfo,
     SandboxUnavailableError,
 )
 from herald.environments.child_env import build_child_env
+from herald.environments.local import drive_to_completion
 from herald.environments.sandbox_spec import SYSTEM_DIRS, SandboxSpec, hidden_paths, is_within
 
 _FILE_OP_TIMEOUT_S = 120.0
@@ -94,7 +90,7 @@ def _bash() -> str:
     return found if found and any(is_within(found, d) for d in SYSTEM_DIRS) else "/bin/bash"
 
 
-class BwrapEnvironment(Environment):
+class BwrapEnvironment(scripts.ScriptFileOps, Environment):
     name = "bwrap"
     sandboxed = True
 
@@ -131,7 +127,7 @@ class BwrapEnvironment(Environment):
         self._failure: SandboxUnavailableError | None = None
         self._session_dir: str | None = None
         self._cgroup: PidsCgroup | None = None
-        self._processes: dict[str, PipedBackgroundProcess] = {}
+        self._background = ProcessTable()
         self._live: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
         self._closed = False
@@ -326,33 +322,14 @@ class BwrapEnvironment(Environment):
         child_env = self.child_env(env)
         started = time.monotonic()
         proc = self._popen(self._wrapper(command), workdir, child_env, stdin=subprocess.DEVNULL)
-        assert proc.stdout is not None
-        collector = OutputCollector(self._max_output_bytes)
-        pump = StreamPump({proc.stdout.fileno(): collector.feed})
-        throttle = ActivityThrottle(on_activity, self._activity_interval, started)
-        try:
-            outcome = supervise(
-                proc,
-                pump,
-                timeout=timeout,
-                cancel=cancel,
-                kill=lambda: kill_process_group(proc.pid, proc),
-                on_tick=lambda: throttle.tick(collector.last_line),
-            )
-            try:
-                proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
-                proc.kill()
-                proc.wait()
-        finally:
-            pump.close()
-            proc.stdout.close()
-        return ExecResult(
-            output=collector.text(),
-            exit_code=shell_exit_code(proc.returncode) if outcome == "exited" else None,
-            duration_s=time.monotonic() - started,
-            timed_out=outcome == "timeout",
-            interrupted=outcome == "interrupted",
+        return drive_to_completion(
+            proc,
+            started=started,
+            timeout=timeout,
+            cancel=cancel,
+            on_activity=on_activity,
+            activity_interval=self._activity_interval,
+            max_output_bytes=self._max_output_bytes,
         )
 
     def spawn(
@@ -365,24 +342,19 @@ class BwrapEnvironment(Environment):
         process = PipedBackgroundProcess(
             proc, command, kill=lambda: kill_process_group(proc.pid, proc)
         )
-        with self._lock:
-            self._processes[process.id] = process
-        return process
+        return self._background.add(process)
 
     def processes(self) -> list[BackgroundProcess]:
         """Background processes started here, oldest first."""
-        with self._lock:
-            return list(self._processes.values())
+        return self._background.all()
 
     def close(self) -> None:
         """Kill everything the session started and delete its private /tmp and home."""
         with self._ready_lock:
             self._closed = True
+        self._background.kill_all()
         with self._lock:
-            processes = list(self._processes.values())
             live = list(self._live)
-        for process in processes:
-            process.kill()
         for proc in live:
             if proc.poll() is None:
                 kill_process_group(proc.pid, proc)
@@ -422,47 +394,6 @@ class BwrapEnvironment(Environment):
             detail = err.decode("utf-8", "replace").strip()
             raise EnvironmentConnectionError(f"the sandbox failed to start: {detail}")
         return proc.returncode, out, err
-
-    def _file_error(self, code: int, path: str, err: bytes) -> OSError:
-        if code == scripts.EXIT_MISSING:
-            return FileNotFoundError(2, "No such file or directory", path)
-        if code == scripts.EXIT_IS_DIR:
-            return IsADirectoryError(21, "Is a directory", path)
-        if code == scripts.EXIT_DENIED:
-            return PermissionError(13, "Permission denied", path)
-        detail = err.decode("utf-8", "replace").strip()[:300] or f"exit status {code}"
-        if "read-only file system" in detail.lower():
-            return PermissionError(13, "Read-only in the sandbox", path)
-        return OSError(f"{path}: {detail}")
-
-    def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
-        resolved = self.resolve(path)
-        code, out, err = self.run_script(scripts.read_script(resolved, max_bytes))
-        if code != 0:
-            raise self._file_error(code, resolved, err)
-        return out
-
-    def write_bytes(self, path: str, data: bytes) -> None:
-        resolved = self.resolve(path)
-        script = scripts.write_script(resolved, _random.token_hex(4))
-        code, _, err = self.run_script(script, data=data)
-        if code != 0:
-            raise self._file_error(code, resolved, err)
-
-    def stat(self, path: str) -> FileInfo | None:
-        resolved = self.resolve(path)
-        code, out, err = self.run_script(scripts.stat_script(resolved))
-        if code == scripts.EXIT_MISSING:
-            return None
-        if code != 0:
-            raise self._file_error(code, resolved, err)
-        size, mode, mtime = out.decode("ascii", "replace").split()[:3]
-        return FileInfo(
-            path=resolved,
-            size=int(size),
-            is_dir=(int(mode, 16) & 0o170000) == 0o040000,
-            mtime=float(mtime),
-        )
 
     def resolve(self, path: str, cwd: str | None = None) -> str:
         def expand(p: str) -> str:
