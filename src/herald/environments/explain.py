@@ -43,6 +43,7 @@ def _limits(spec: SandboxSpec, *, process_cgroup: bool) -> str:
         procs = "no process limit"
     else:
         how = "a pids cgroup, since Herald runs as root" if process_cgroup else "RLIMIT_NPROC"
+        how = "the container's pids limit" if docker else how
         procs = f"{spec.max_processes} processes ({how})"
     return f"{memory}; {cpu}; {procs}"
 
@@ -136,7 +137,7 @@ def explain_terminal(config: HeraldConfig, cwd: str, *, check: bool = True) -> E
             if spec.network
             else "off: no network at all, not even services on this machine's 127.0.0.1",
         ),
-        ("limits", _limits(spec, process_cgroup=process_cgroup)),
+        ("limits", _limits(spec, process_cgroup=process_cgroup, docker=backend == "docker")),
         ("processes", "a separate PID namespace; everything inside dies with the session"),
         ("approvals", RELAXED_TEXT if approvals.sandboxed == "relaxed" else STRICT_TEXT),
         ("status", status),
