@@ -76,3 +76,15 @@ def test_local_says_there_is_no_sandbox(isolated_env: Path, project: Path) -> No
     make_home(isolated_env, {})
     done = _explain(isolated_env, project)
     assert done.returncode == 0 and "no sandbox" in done.stdout
+
+
+def test_docker_names_its_image_and_container_wide_limits(
+    isolated_env: Path, project: Path
+) -> None:
+    config = {"terminal": {"backend": "docker", "docker": {"image": "debian:bookworm-slim"}}}
+    make_home(isolated_env, config)
+    done = _explain(isolated_env, project, "--no-check")
+    text = " ".join(done.stdout.split())
+    assert done.returncode == 0, done.stderr
+    assert "one container per session from debian:bookworm-slim" in text
+    assert "MiB for the whole container" in text and "the container's pids limit" in text

@@ -148,3 +148,24 @@ def test_the_policy_object_applies_only_when_relaxed(work: Path) -> None:
 def test_paths_under_the_private_tmp_are_the_sandboxs_own(work: Path) -> None:
     scope = SandboxScope("bwrap", str(work))  # private_dirs defaults to /tmp
     assert _decide("rm -rf /tmp/cache", work, scope).source == "sandbox"
+
+
+def test_a_symlink_made_in_the_same_command_cannot_lead_into_a_rw_mount(
+    work: Path, data: Path
+) -> None:
+    scope = scope_for(work, writable_outside=(str(data),))
+    command = f"ln -s {data} made-link && rm -rf made-link/"
+    assert _decide(command, work, scope).outcome == "ask_human"
+    sealed = scope_for(work)  # with no rw mount outside there is nothing to reach
+    assert _decide("ln -s build made-link && rm -rf made-link/", work, sealed).source == "sandbox"
+
+
+def test_the_home_counts_as_the_sandboxs_own_only_when_it_is_private(work: Path) -> None:
+    private_home = "/herald-test-sandbox-home"
+    scope = SandboxScope(
+        "bwrap", str(work), private_dirs=(PRIVATE, private_home), home=private_home
+    )
+    assert _decide("rm -rf ~/.cache", work, scope).source == "sandbox"
+    assert _decide("rm -rf ~other/x", work, scope).outcome == "ask_human"
+    assert _decide("rm -rf ~/.cache", work, scope_for(work)).outcome == "ask_human"
+    assert _decide("rm -rf ~", work, scope).source == "hardline"

@@ -34,10 +34,9 @@ class Explanation:
     ok: bool  # False when the configured sandbox cannot start here
 
 
-def _limits(spec: SandboxSpec, *, process_cgroup: bool) -> str:
-    memory = (
-        f"{spec.memory_mb} MiB address space per process" if spec.memory_mb else "no memory limit"
-    )
+def _limits(spec: SandboxSpec, *, process_cgroup: bool, docker: bool = False) -> str:
+    scope = "for the whole container" if docker else "address space per process"
+    memory = f"{spec.memory_mb} MiB {scope}" if spec.memory_mb else "no memory limit"
     cpu = f"{spec.cpu_seconds} CPU s per process" if spec.cpu_seconds else "no CPU limit"
     if not spec.max_processes:
         procs = "no process limit"

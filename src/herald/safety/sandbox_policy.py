@@ -7,7 +7,9 @@ the session's working directory or its private ``/tmp``, and nothing in it
 reaches outside: no writable mount beyond the working directory, no ``ssh``,
 ``docker`` and the like, no network client when the sandbox has network,
 no ``cd`` (which would change what relative paths mean), no unexpanded
-``$VAR`` or substitution (whose value is unknown here). Code whose targets
+``$VAR`` or substitution (whose value is unknown here) and, when a writable
+mount exists beyond the working directory, no compound command (one part
+could create a symlink into the mount that another part follows). Code whose targets
 cannot be read off the command line (inline interpreter code, a script piped
 into a shell) qualifies only in a sealed sandbox: no network and no writable
 mount beyond the working directory.
@@ -68,6 +70,7 @@ class SandboxScope:
     writable_outside: tuple[str, ...] = ()  # rw mounts beyond the working directory
     network: bool = False
     private_dirs: tuple[str, ...] = ("/tmp",)  # the session's own, not the host's
+    home: str | None = None  # what ``~`` means inside (None: ``~`` is never relaxed)
 
 
 def _within(path: str, root: str) -> bool:
@@ -102,8 +105,12 @@ def _path_outside(word: str, scope: SandboxScope, cwd: str) -> str | None:
     word = word.lstrip(_REDIRECT_CHARS)
     if not word:
         return None
-    if word.startswith("~"):
-        return word
+    if word == "~" or word.startswith("~/"):
+        if scope.home is None:
+            return word
+        word = scope.home + word[1:]
+    elif word.startswith("~"):
+        return word  # another user's home
     resolved = os.path.realpath(os.path.join(cwd, word))
     if any(_within(resolved, root) for root in scope.writable_outside):
         return word
@@ -124,6 +131,9 @@ def sandbox_relaxation(analysis: CommandAnalysis, scope: SandboxScope, cwd: str)
     if not verdict.rules or not set(verdict.rules) <= allowed_rules:
         return None
     if not _within(os.path.realpath(cwd), os.path.realpath(scope.workdir)):
+        return None
+    if scope.writable_outside and analysis.compound:
+        # One part could create the symlink another follows into the mount.
         return None
     for segment in analysis.segments or (analysis.normalized,):
         if "$" in segment or "`" in segment:

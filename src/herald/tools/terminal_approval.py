@@ -69,11 +69,14 @@ def sandbox_scope(environment: Environment) -> SandboxScope | None:
     spec = getattr(environment, "sandbox_spec", None)
     if spec is None:
         return None
+    home = environment.resolve("~")  # the sandbox's own home directory
     return SandboxScope(
         backend=environment.name,
         workdir=spec.workdir,
         writable_outside=spec.rw_paths_outside_workdir(),
         network=spec.network,
+        private_dirs=("/tmp", home),
+        home=home,
     )
 
 
