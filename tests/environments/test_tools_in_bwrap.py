@@ -73,3 +73,26 @@ def test_without_bubblewrap_the_tools_refuse_and_nothing_runs(
         assert "apt install bubblewrap" in text and "outside the sandbox" in text
     assert not (tmp_path / "work" / "ran.txt").exists()
     assert not (tmp_path / "work" / "written.txt").exists()
+
+
+def test_patch_search_and_process_run_inside_the_sandbox(
+    make_agent, fake_llm, fake_home: Path, tmp_path: Path
+) -> None:
+    require_bwrap()
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "app.py").write_text("GREETING = 'hello'\n")
+    (work / "secret-link.txt").symlink_to(fake_home / ".ssh" / "id_rsa")
+    fake_llm.enqueue(
+        Reply.tool_call("patch", {"path": "app.py", "old_text": "hello", "new_text": "howdy"}),
+        Reply.tool_call("search_files", {"pattern": "zq-agent|howdy", "path": "."}),
+        Reply.tool_call("terminal", {"command": "echo bg-$((6*7))", "background": True}),
+        Reply.text("Done."),
+    )
+    agent = make_agent(config=BWRAP)
+    agent.run_turn("edit and search")
+    patched, searched, started = _tool_results(fake_llm)
+    assert "error" not in patched.lower()
+    assert (work / "app.py").read_text() == "GREETING = 'howdy'\n"
+    assert "app.py" in searched and FAKE_KEY not in searched  # the link leads nowhere inside
+    assert "Started background process" in started

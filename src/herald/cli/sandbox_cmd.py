@@ -27,7 +27,7 @@ def explain(
 ) -> None:
     """Print the backend, mounts and their modes, network, limits and the approval
     policy for the current profile and directory."""
-    from herald.environments.explain import explain_terminal
+    from herald.environments import explain_terminal
 
     settings = load(ctx)
     cwd = os.getcwd()

@@ -9,7 +9,8 @@ connection; `BwrapEnvironment` runs it in a per-session bubblewrap sandbox
 and `DockerEnvironment` in a per-session container, both showing only the
 working directory and the ``terminal.sandbox`` mounts (`SandboxSpec`) and
 raising `SandboxUnavailableError` (never falling back to the host) when the
-sandbox cannot start. All honour the same contract (`Environment`): timeouts and
+sandbox cannot start; `explain_terminal` describes that isolation in words
+(`herald sandbox explain`). All honour the same contract (`Environment`): timeouts and
 interrupts kill the whole process tree, background processes can be read,
 fed and killed, file reads and atomic writes go through the same backend, and
 infrastructure failures raise `EnvironmentConnectionError`.
@@ -26,6 +27,8 @@ from herald.environments.base import (
 )
 from herald.environments.bwrap import BwrapEnvironment
 from herald.environments.child_env import build_child_env, scrub_secrets
+from herald.environments.docker import DockerEnvironment
+from herald.environments.explain import Explanation, explain_terminal
 from herald.environments.factory import create_environment
 from herald.environments.local import LocalEnvironment
 from herald.environments.sandbox_spec import Mount, SandboxSpec
@@ -35,9 +38,11 @@ __all__ = [
     "ActivityCallback",
     "BackgroundProcess",
     "BwrapEnvironment",
+    "DockerEnvironment",
     "Environment",
     "EnvironmentConnectionError",
     "ExecResult",
+    "Explanation",
     "FileInfo",
     "LocalEnvironment",
     "Mount",
@@ -46,5 +51,6 @@ __all__ = [
     "SshEnvironment",
     "build_child_env",
     "create_environment",
+    "explain_terminal",
     "scrub_secrets",
 ]

@@ -7,6 +7,7 @@ import os
 from herald.config import ConfigError, HeraldConfig, Secrets
 from herald.environments.base import Environment
 from herald.environments.bwrap import BwrapEnvironment
+from herald.environments.docker import DockerEnvironment
 from herald.environments.local import LocalEnvironment
 from herald.environments.sandbox_spec import SandboxSpec
 from herald.environments.ssh import SshEnvironment
@@ -31,8 +32,6 @@ def create_environment(
             return BwrapEnvironment(
                 spec, secrets=secrets, activity_interval=terminal.activity_interval_seconds
             )
-        from herald.environments.docker import DockerEnvironment
-
         return DockerEnvironment(
             spec,
             image=terminal.docker.image,
