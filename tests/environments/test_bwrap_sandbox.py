@@ -111,6 +111,22 @@ def test_with_the_home_as_working_directory_its_secrets_stay_hidden(site: Site) 
     assert "zq-test-key" not in output and FAKE_ENV_SECRET not in output
 
 
+def test_secret_dirs_that_are_symlinks_are_masked_at_their_target(
+    site: Site, tmp_path: Path
+) -> None:
+    keys = site.home / "keys-store"
+    keys.mkdir()
+    (keys / "token").write_text("zq-linked-secret\n")
+    (site.home / ".aws").symlink_to(keys)  # inside the visible home: masked at its target
+    (site.home / ".kube").symlink_to(tmp_path / "elsewhere")  # dangling: nothing to mask
+    env = site.sandbox(workdir=site.home)
+    try:
+        output = run(env, "cat .aws/token keys-store/token; ls .kube; echo END")
+    finally:
+        env.close()
+    assert "zq-linked-secret" not in output and output.endswith("END\n")
+
+
 def test_system_secrets_and_runtime_sockets_are_not_there(sandbox: BwrapEnvironment) -> None:
     output = run(sandbox, "cat /etc/shadow; ls /var/run/docker.sock /run /root/.ssh; echo END")
     assert "root:" not in output and output.endswith("END\n")

@@ -127,13 +127,20 @@ def hidden_paths(spec: SandboxSpec, *, home: str, herald_home: str) -> list[str]
     explicit = {m.path for m in spec.mounts}
     candidates = [herald_home, *(os.path.join(home, name) for name in HOME_SECRETS)]
     roots = spec.visible_roots()
-    hidden = [
-        path
-        for path in candidates
-        if path not in explicit
-        and os.path.lexists(path)
-        and any(is_within(path, root) for root in roots)
-    ]
+    hidden: list[str] = []
+    for path in candidates:
+        # A symlink is masked at its target: a link leading out of the visible
+        # mounts dangles inside the sandbox anyway (and bwrap cannot bind onto it).
+        real = os.path.realpath(path)
+        if (
+            path not in explicit
+            and real not in explicit
+            and os.path.exists(real)
+            and any(is_within(path, root) for root in roots)
+            and any(is_within(real, root) for root in roots)
+            and real not in hidden
+        ):
+            hidden.append(real)
     hidden += [p for p in ETC_SECRETS if os.path.lexists(p) and p not in explicit]
     hidden += [
         str(p) for p in sorted(Path("/etc/ssh").glob("ssh_host_*_key")) if str(p) not in explicit
