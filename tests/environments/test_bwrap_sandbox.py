@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -338,9 +339,18 @@ def test_killing_herald_kills_the_sandbox(site: Site, tmp_path: Path) -> None:
     assert holder.stdout is not None
     pids = [int(p) for p in holder.stdout.readline().split()]
     assert len(pids) == 2 and not any(wait_dead(pid, timeout=0.1) for pid in pids)
+    leftovers = set(Path(tempfile.gettempdir()).glob(f"herald-sbx-{holder.pid}-*"))
+    assert len(leftovers) == 1
     holder.kill()
     holder.wait()
     assert all(wait_dead(pid) for pid in pids)
+    # The next sandbox to start removes what the killed Herald left behind.
+    env = site.sandbox()
+    try:
+        env.execute("true", cwd=None, timeout=30)
+    finally:
+        env.close()
+    assert not any(path.exists() for path in leftovers)
 
 
 def test_the_child_environment_has_no_secrets_or_host_sockets(

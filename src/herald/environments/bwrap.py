@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 
 from herald.config import ConfigError, Secrets
 from herald.config.home import base_home
@@ -75,6 +76,22 @@ USERNS_HELP = (
     "AppArmor profile). Inside a container, allow user namespaces (for Docker: "
     "--security-opt seccomp=unconfined or a profile permitting unshare)."
 )
+
+
+SESSION_DIR_PREFIX = "herald-sbx-"
+
+
+def remove_dead_session_dirs() -> list[str]:
+    """Delete the private /tmp and home of sessions whose Herald died without
+    closing them (the owner's pid is in the directory name)."""
+    removed = []
+    for entry in Path(tempfile.gettempdir()).glob(f"{SESSION_DIR_PREFIX}*-*"):
+        owner = entry.name[len(SESSION_DIR_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit() or int(owner) == os.getpid() or Path(f"/proc/{owner}").exists():
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(str(entry))
+    return removed
 
 
 def find_bwrap(name: str | None = None) -> str | None:
@@ -169,7 +186,8 @@ class BwrapEnvironment(scripts.ScriptFileOps, Environment):
                 "`sudo dnf install bubblewrap`) or choose another backend "
                 f"(herald config set terminal.backend local). {_NOT_ON_HOST}"
             )
-        self._session_dir = tempfile.mkdtemp(prefix="herald-sbx-")
+        remove_dead_session_dirs()
+        self._session_dir = tempfile.mkdtemp(prefix=f"{SESSION_DIR_PREFIX}{os.getpid()}-")
         for sub in ("tmp", "home"):
             os.mkdir(os.path.join(self._session_dir, sub), 0o700)
         if self.limits_processes_by_cgroup:
