@@ -13,14 +13,17 @@ from pathlib import Path
 import pytest
 
 from herald.config import Secrets
-from herald.environments import Environment, LocalEnvironment
+from herald.environments import Environment, LocalEnvironment, SandboxSpec
 
 sys.path.insert(0, str(Path(__file__).parent))  # environment_support, also under importlib mode
 from environment_support import (
     FAKE_SECRET_NAME,
     FAKE_SECRET_VALUE,
+    TEST_DOCKER_IMAGE,
     SshdServer,
     find_sshd,
+    require_bwrap,
+    require_docker,
     ssh_environment,
     start_sshd,
 )
@@ -66,13 +69,32 @@ def workdir(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture(params=["local", "ssh"])
+@pytest.fixture(params=["local", "ssh", "bwrap", "docker"])
 def backend(
     request: pytest.FixtureRequest, workdir: Path, fake_secrets: Secrets
 ) -> Iterator[Environment]:
-    """The same test against both backends, each rooted at a fresh tmp directory."""
+    """The same test against every backend, each rooted at a fresh tmp directory."""
     env: Environment
-    if request.param == "local":
+    if request.param == "bwrap":
+        require_bwrap()
+        from herald.environments import BwrapEnvironment
+
+        env = BwrapEnvironment(
+            SandboxSpec(str(workdir), max_processes=256),
+            secrets=fake_secrets,
+            activity_interval=ACTIVITY_INTERVAL,
+        )
+    elif request.param == "docker":
+        require_docker()
+        from herald.environments.docker import DockerEnvironment
+
+        env = DockerEnvironment(
+            SandboxSpec(str(workdir), max_processes=256),
+            image=TEST_DOCKER_IMAGE,
+            idle_timeout=0,
+            activity_interval=ACTIVITY_INTERVAL,
+        )
+    elif request.param == "local":
         env = LocalEnvironment(
             str(workdir), secrets=fake_secrets, activity_interval=ACTIVITY_INTERVAL
         )

@@ -17,11 +17,49 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 from herald.environments import SshEnvironment
 
 PRIVSEP_DIR = Path("/run/sshd")
 FAKE_SECRET_NAME = "HERALD_FAKE_SERVICE_TOKEN"
 FAKE_SECRET_VALUE = "zq-fake-secret-7f3a9c1e"
+
+
+def require_bwrap() -> None:
+    """Skip unless bubblewrap can create its namespaces here."""
+    from herald.environments.bwrap import find_bwrap
+
+    if find_bwrap() is None:
+        pytest.skip("bubblewrap is not installed (apt-get install -y bubblewrap)")
+    probe = subprocess.run(
+        ["bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
+        capture_output=True,
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"bwrap cannot create namespaces here: {probe.stderr.decode().strip()}")
+
+
+TEST_DOCKER_IMAGE = "debian:bookworm-slim"  # has bash and setsid, as the backend needs
+
+
+def require_docker() -> None:
+    """Skip unless a Docker daemon answers here (the docker tests then run for real)."""
+    docker = shutil.which("docker")
+    if docker is None:
+        pytest.skip("the docker CLI is not installed")
+    try:
+        info = subprocess.run(
+            [docker, "info", "--format", "{{.ServerVersion}}"],
+            capture_output=True,
+            text=True,
+            timeout=15,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip("no Docker daemon reachable: docker info timed out")
+    if info.returncode != 0:
+        why = (info.stderr.strip().splitlines() or ["docker info failed"])[-1]
+        pytest.skip(f"no Docker daemon reachable: {why}")
 
 
 def find_sshd() -> str | None:
@@ -163,6 +201,44 @@ def wait_for_file(path: Path, timeout: float = 10.0) -> str:
             return path.read_text().strip()
         time.sleep(0.02)
     raise AssertionError(f"{path} was never written")
+
+
+def _pid_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def host_pid(backend: object, pid: int) -> int:
+    """The host pid of a pid a command printed: the same on local and ssh; inside a
+    bwrap sandbox (its own pid namespace) found through the NSpid lines of the
+    processes in the namespaces of the backend's running sandboxes (a docker
+    container's likewise, when its daemon runs on this machine)."""
+    if getattr(backend, "name", "") not in ("bwrap", "docker"):
+        return pid
+    own = _pid_namespace(os.getpid())
+    namespaces: set[str] = set()
+    for monitor in backend.sandbox_pids():  # type: ignore[attr-defined]
+        try:
+            children = Path(f"/proc/{monitor}/task/{monitor}/children").read_text().split()
+        except OSError:
+            children = []
+        # bwrap's monitor is in our namespace, its child is the sandbox's pid 1;
+        # a container's init is already inside the container's namespace.
+        found = {_pid_namespace(int(p)) for p in [monitor, *children]}
+        namespaces |= {ns for ns in found if ns and ns != own}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or _pid_namespace(int(entry.name)) not in namespaces:
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("NSpid:") and int(line.split()[-1]) == pid:
+                return int(entry.name)
+    raise AssertionError(f"no process {pid} in the sandboxes of {backend!r}")
 
 
 def is_dead(pid: int) -> bool:

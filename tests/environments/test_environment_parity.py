@@ -12,7 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
-from environment_support import FAKE_SECRET_NAME, FAKE_SECRET_VALUE, wait_dead, wait_for_file
+from environment_support import (
+    FAKE_SECRET_NAME,
+    FAKE_SECRET_VALUE,
+    host_pid,
+    wait_dead,
+    wait_for_file,
+)
 
 from herald.environments import Environment
 
@@ -116,9 +122,15 @@ def test_timeout_kills_the_command(backend: Environment) -> None:
 
 def test_a_command_ignoring_sigterm_is_killed_anyway(backend: Environment, workdir: Path) -> None:
     command = "trap '' TERM; sleep 600 & echo $! > ignoring.pid; wait"
-    result = backend.execute(command, cwd=None, timeout=0.5)
+    pid: list[int] = []
+
+    def remember_pid(_message: str) -> None:  # while the command runs
+        if not pid and (workdir / "ignoring.pid").exists():
+            pid.append(host_pid(backend, int(wait_for_file(workdir / "ignoring.pid"))))
+
+    result = backend.execute(command, cwd=None, timeout=1.0, on_activity=remember_pid)
     assert result.timed_out and result.duration_s < 10
-    assert wait_dead(int(wait_for_file(workdir / "ignoring.pid")))
+    assert pid and wait_dead(pid[0])
 
 
 def test_interrupt_kills_sleep_600_and_its_children(backend: Environment, workdir: Path) -> None:
@@ -136,8 +148,8 @@ def test_interrupt_kills_sleep_600_and_its_children(backend: Environment, workdi
 
     thread = threading.Thread(target=run)
     thread.start()
-    child = int(wait_for_file(workdir / "child.pid"))
-    shell = int(wait_for_file(workdir / "shell.pid"))
+    child = host_pid(backend, int(wait_for_file(workdir / "child.pid")))
+    shell = host_pid(backend, int(wait_for_file(workdir / "shell.pid")))
     decided = time.monotonic()
     cancel.set()
     thread.join(10)
@@ -240,7 +252,7 @@ def test_background_wait_honours_cancel_and_kill_ends_the_group(
     backend: Environment, workdir: Path
 ) -> None:
     process = backend.spawn("sleep 600 & echo $! > bg-child.pid; sleep 600", cwd=None)
-    child = int(wait_for_file(workdir / "bg-child.pid"))
+    child = host_pid(backend, int(wait_for_file(workdir / "bg-child.pid")))
     cancel = threading.Event()
     cancel.set()
     started = time.monotonic()
@@ -254,7 +266,7 @@ def test_background_wait_honours_cancel_and_kill_ends_the_group(
 
 def test_close_kills_background_processes(backend: Environment, workdir: Path) -> None:
     process = backend.spawn("echo $$ > bg.pid; exec sleep 600", cwd=None)
-    pid = int(wait_for_file(workdir / "bg.pid"))
+    pid = host_pid(backend, int(wait_for_file(workdir / "bg.pid")))
     backend.close()
     assert process.poll() is not None
     assert wait_dead(pid)

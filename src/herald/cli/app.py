@@ -14,6 +14,7 @@ from herald.cli import (
     kanban_cmd,
     mcp_cmd,
     pairing_cmd,
+    sandbox_cmd,
     sessions_cmd,
     skills_cmd,
     web_cmd,
@@ -43,6 +44,7 @@ app.add_typer(web_cmd.app, name="web")
 app.add_typer(kanban_cmd.app, name="kanban")
 app.add_typer(mcp_cmd.app, name="mcp")
 app.command("acp")(mcp_cmd.acp)
+app.add_typer(sandbox_cmd.app, name="sandbox")
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 

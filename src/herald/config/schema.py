@@ -117,6 +117,11 @@ class ApprovalsConfig(StrictModel):
         default_factory=dict,
         description="per-scenario override of unattended_default (keys such as cron, api, webhook)",
     )
+    sandboxed: Literal["relaxed", "strict"] = Field(
+        "relaxed",
+        description="inside a bwrap/docker sandbox, relaxed: commands that only endanger the "
+        "sandbox run unasked; strict: the same prompts as on the host",
+    )
 
 
 class HeraldConfig(StrictModel):

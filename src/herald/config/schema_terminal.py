@@ -1,10 +1,11 @@
-"""Config section for where and how commands run (`terminal.*`, `terminal.ssh.*`)."""
+"""Config section for where and how commands run (`terminal.*`, `terminal.ssh.*`,
+`terminal.sandbox.*` for the bwrap and docker backends, `terminal.docker.*`)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from herald.config.strict import StrictModel
 
@@ -32,9 +33,52 @@ class SshConfig(StrictModel):
     )
 
 
+MOUNT_MODES = ("ro", "rw")
+
+
+class SandboxConfig(StrictModel):
+    """What a sandboxed session (`terminal.backend: bwrap` or `docker`) may see and use."""
+
+    mounts: list[str] = Field(
+        default_factory=list,
+        description="extra host paths visible in the sandbox, each 'PATH:ro' or 'PATH:rw' "
+        "(same path inside); the working directory is always mounted read-write",
+    )
+    network: bool = Field(False, description="allow network access from inside the sandbox")
+    memory_mb: int = Field(
+        8192, ge=0, description="address-space limit per process in MiB (0 = no limit)"
+    )
+    cpu_seconds: int = Field(0, ge=0, description="CPU seconds per process (0 = no limit)")
+    max_processes: int = Field(
+        512, ge=0, description="processes the sandbox may hold at once (0 = no limit)"
+    )
+
+    @field_validator("mounts")
+    @classmethod
+    def _check_mounts(cls, mounts: list[str]) -> list[str]:
+        for entry in mounts:
+            path, sep, mode = entry.rpartition(":")
+            if not sep or mode not in MOUNT_MODES or not path.strip():
+                raise ValueError(
+                    f"mount {entry!r} must be PATH:ro or PATH:rw (for example ~/data:ro)"
+                )
+        return mounts
+
+
+class DockerConfig(StrictModel):
+    """The container `terminal.backend: docker` runs commands in (one per session)."""
+
+    image: str = Field("python:3.11-slim", description="image the session's container runs")
+    idle_timeout_seconds: int = Field(
+        1800, ge=0, description="remove the container after this long unused (0 = never)"
+    )
+
+
 class TerminalConfig(StrictModel):
-    backend: Literal["local", "ssh"] = Field(
-        "local", description="local: commands run on this machine; ssh: on terminal.ssh.host"
+    backend: Literal["local", "ssh", "bwrap", "docker"] = Field(
+        "local",
+        description="local: commands run on this machine; ssh: on terminal.ssh.host; "
+        "bwrap: in a bubblewrap sandbox on this machine; docker: in a container per session",
     )
     cwd: str | None = Field(
         None,
@@ -58,3 +102,5 @@ class TerminalConfig(StrictModel):
         10.0, gt=0, description="how often a long command reports progress"
     )
     ssh: SshConfig = Field(default_factory=SshConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    docker: DockerConfig = Field(default_factory=DockerConfig)

@@ -340,8 +340,10 @@ class Agent:
         from herald.environments import create_environment
 
         terminal = self.config.terminal
-        # The session's cwd applies to a local backend unless terminal.cwd pins one.
-        cwd = self.options.cwd if terminal.backend == "local" and not terminal.cwd else None
+        # The session's cwd applies to a backend on this machine (local, or a sandbox
+        # mounting it) unless terminal.cwd pins one.
+        on_this_machine = terminal.backend in ("local", "bwrap", "docker")
+        cwd = self.options.cwd if on_this_machine and not terminal.cwd else None
         return create_environment(self.config, secrets=self.secrets, cwd=cwd)
 
     def _create_memory(self) -> MemoryManager | None:

@@ -1,10 +1,16 @@
-"""Execution environments (L0): where commands run and files live (local processes, ssh).
+"""Execution environments (L0): where commands run and files live (local processes,
+ssh, a bubblewrap sandbox, a Docker container).
 
 `create_environment(config, secrets=…)` picks the backend from
 ``terminal.backend``: `LocalEnvironment` runs each command in its own process
 group on this machine with a secret-free environment; `SshEnvironment` runs
 it on ``terminal.ssh.host`` through the system ssh client over one shared
-connection. Both honour the same contract (`Environment`): timeouts and
+connection; `BwrapEnvironment` runs it in a per-session bubblewrap sandbox
+and `DockerEnvironment` in a per-session container, both showing only the
+working directory and the ``terminal.sandbox`` mounts (`SandboxSpec`) and
+raising `SandboxUnavailableError` (never falling back to the host) when the
+sandbox cannot start; `explain_terminal` describes that isolation in words
+(`herald sandbox explain`). All honour the same contract (`Environment`): timeouts and
 interrupts kill the whole process tree, background processes can be read,
 fed and killed, file reads and atomic writes go through the same backend, and
 infrastructure failures raise `EnvironmentConnectionError`.
@@ -17,22 +23,34 @@ from herald.environments.base import (
     EnvironmentConnectionError,
     ExecResult,
     FileInfo,
+    SandboxUnavailableError,
 )
+from herald.environments.bwrap import BwrapEnvironment
 from herald.environments.child_env import build_child_env, scrub_secrets
+from herald.environments.docker import DockerEnvironment
+from herald.environments.explain import Explanation, explain_terminal
 from herald.environments.factory import create_environment
 from herald.environments.local import LocalEnvironment
+from herald.environments.sandbox_spec import Mount, SandboxSpec
 from herald.environments.ssh import SshEnvironment
 
 __all__ = [
     "ActivityCallback",
     "BackgroundProcess",
+    "BwrapEnvironment",
+    "DockerEnvironment",
     "Environment",
     "EnvironmentConnectionError",
     "ExecResult",
+    "Explanation",
     "FileInfo",
     "LocalEnvironment",
+    "Mount",
+    "SandboxSpec",
+    "SandboxUnavailableError",
     "SshEnvironment",
     "build_child_env",
     "create_environment",
+    "explain_terminal",
     "scrub_secrets",
 ]

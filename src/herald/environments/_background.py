@@ -172,6 +172,27 @@ class PipedBackgroundProcess(BackgroundProcess):
                     pass
 
 
+class ProcessTable:
+    """The background processes one environment started, oldest first (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._processes: dict[str, PipedBackgroundProcess] = {}
+
+    def add(self, process: PipedBackgroundProcess) -> PipedBackgroundProcess:
+        with self._lock:
+            self._processes[process.id] = process
+        return process
+
+    def all(self) -> list[BackgroundProcess]:
+        with self._lock:
+            return list(self._processes.values())
+
+    def kill_all(self) -> None:
+        for process in self.all():
+            process.kill()
+
+
 def _chunks(fd: int) -> Iterator[bytes]:
     """What a pipe delivers until it closes (a read error counts as closed)."""
     while True:

@@ -1,4 +1,5 @@
-"""The small POSIX shell scripts the ssh backend runs on the remote host.
+"""The small POSIX shell scripts the ssh, docker and bwrap backends run where
+the commands run (the remote host, the container, the sandbox).
 
 Every value is quoted with `shlex.quote`; nothing from the model is ever
 spliced into a script unquoted. The remote needs bash, setsid (util-linux)
@@ -7,8 +8,11 @@ and GNU coreutils, which every mainstream Linux has.
 
 from __future__ import annotations
 
+import secrets as _random
 import shlex
 from collections.abc import Mapping
+
+from herald.environments.base import FileInfo
 
 # Control lines the wrapper prints before the command's output: \037 (unit
 # separator) cannot start ordinary output by accident.
@@ -97,3 +101,56 @@ def stat_script(path: str) -> str:
         f'p={q(path)}; [ -e "$p" ] || exit {EXIT_MISSING}; '
         f'stat {fmt} -- "$p" 2>/dev/null || stat -L -c \'%s %f %Y\' -- "$p"'
     )
+
+
+def file_error(code: int, path: str, err: bytes) -> OSError:
+    """The OSError a file script's exit code stands for."""
+    if code == EXIT_MISSING:
+        return FileNotFoundError(2, "No such file or directory", path)
+    if code == EXIT_IS_DIR:
+        return IsADirectoryError(21, "Is a directory", path)
+    if code == EXIT_DENIED:
+        return PermissionError(13, "Permission denied", path)
+    detail = err.decode("utf-8", "replace").strip()[:300] or f"exit status {code}"
+    if "read-only file system" in detail.lower():
+        return PermissionError(13, "Read-only file system", path)
+    return OSError(f"{path}: {detail}")
+
+
+class ScriptFileOps:
+    """`read_bytes`, `write_bytes` and `stat` through the backend's `run_script`
+    (a mixin for backends that run a shell where the files live)."""
+
+    def run_script(self, script: str, *, data: bytes | None = None) -> tuple[int, bytes, bytes]:
+        raise NotImplementedError
+
+    def resolve(self, path: str, cwd: str | None = None) -> str:
+        raise NotImplementedError
+
+    def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
+        resolved = self.resolve(path)
+        code, out, err = self.run_script(read_script(resolved, max_bytes))
+        if code != 0:
+            raise file_error(code, resolved, err)
+        return out
+
+    def write_bytes(self, path: str, data: bytes) -> None:
+        resolved = self.resolve(path)
+        code, _, err = self.run_script(write_script(resolved, _random.token_hex(4)), data=data)
+        if code != 0:
+            raise file_error(code, resolved, err)
+
+    def stat(self, path: str) -> FileInfo | None:
+        resolved = self.resolve(path)
+        code, out, err = self.run_script(stat_script(resolved))
+        if code == EXIT_MISSING:
+            return None
+        if code != 0:
+            raise file_error(code, resolved, err)
+        size, mode, mtime = out.decode("ascii", "replace").split()[:3]
+        return FileInfo(
+            path=resolved,
+            size=int(size),
+            is_dir=(int(mode, 16) & 0o170000) == 0o040000,
+            mtime=float(mtime),
+        )

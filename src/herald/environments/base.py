@@ -12,10 +12,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from herald.environments.sandbox_spec import SandboxSpec
+
 
 class EnvironmentConnectionError(RuntimeError):
     """The environment itself is unreachable (ssh down, host gone): an infrastructure
     failure, reported to the model as distinct from a command's own failure."""
+
+
+class SandboxUnavailableError(EnvironmentConnectionError):
+    """A session configured for a sandbox cannot start it (bubblewrap missing, user
+    namespaces disabled, no Docker daemon). Nothing runs: never on the host instead."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,11 @@ class Environment(ABC):
     @abstractmethod
     def cwd(self) -> str:
         """The default working directory."""
+
+    @property
+    def sandbox_spec(self) -> SandboxSpec | None:
+        """What the sandbox exposes, for a backend that is one (bwrap, docker)."""
+        return None
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections and kill background processes."""

@@ -6,7 +6,10 @@ import os
 
 from herald.config import ConfigError, HeraldConfig, Secrets
 from herald.environments.base import Environment
+from herald.environments.bwrap import BwrapEnvironment
+from herald.environments.docker import DockerEnvironment
 from herald.environments.local import LocalEnvironment
+from herald.environments.sandbox_spec import SandboxSpec
 from herald.environments.ssh import SshEnvironment
 
 
@@ -16,11 +19,26 @@ def create_environment(
     """A new environment for one session (the caller closes it at session end).
 
     `cwd` is a directory as the backend sees it and wins over `terminal.cwd`;
-    for ssh pass a remote path or None (the remote home). A bad ssh section
+    for ssh pass a remote path or None (the remote home); a sandbox (bwrap,
+    docker) mounts a local one (default: where Herald started). A bad ssh section
     raises ConfigError naming the key to fix; nothing connects until first use.
     """
     terminal = config.terminal
     workdir = cwd or terminal.cwd
+    if terminal.backend in ("bwrap", "docker"):
+        # A sandbox on this machine: its working directory is a local one.
+        spec = SandboxSpec.from_config(terminal.sandbox, workdir or os.getcwd())
+        if terminal.backend == "bwrap":
+            return BwrapEnvironment(
+                spec, secrets=secrets, activity_interval=terminal.activity_interval_seconds
+            )
+        return DockerEnvironment(
+            spec,
+            image=terminal.docker.image,
+            idle_timeout=terminal.docker.idle_timeout_seconds,
+            secrets=secrets,
+            activity_interval=terminal.activity_interval_seconds,
+        )
     if terminal.backend == "local":
         if workdir and not os.path.isdir(os.path.expanduser(workdir)):
             raise ConfigError(

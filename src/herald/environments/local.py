@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 
 from herald.config import Secrets
-from herald.environments._background import PipedBackgroundProcess
+from herald.environments._background import PipedBackgroundProcess, ProcessTable
 from herald.environments._output import DEFAULT_MAX_OUTPUT_BYTES, ActivityThrottle, OutputCollector
 from herald.environments._streaming import (
     StreamPump,
@@ -32,6 +32,48 @@ from herald.environments.base import (
     FileInfo,
 )
 from herald.environments.child_env import build_child_env
+
+
+def drive_to_completion(
+    proc: subprocess.Popen[bytes],
+    *,
+    started: float,
+    timeout: float,
+    cancel: threading.Event | None,
+    on_activity: ActivityCallback | None,
+    activity_interval: float,
+    max_output_bytes: int,
+) -> ExecResult:
+    """Collect a local child's output (its own process group, stdout and stderr
+    on one pipe) until it exits; timeout and cancel kill the whole group."""
+    assert proc.stdout is not None
+    collector = OutputCollector(max_output_bytes)
+    pump = StreamPump({proc.stdout.fileno(): collector.feed})
+    throttle = ActivityThrottle(on_activity, activity_interval, started)
+    try:
+        outcome = supervise(
+            proc,
+            pump,
+            timeout=timeout,
+            cancel=cancel,
+            kill=lambda: kill_process_group(proc.pid, proc),
+            on_tick=lambda: throttle.tick(collector.last_line),
+        )
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
+            proc.kill()
+            proc.wait()
+    finally:
+        pump.close()
+        proc.stdout.close()
+    return ExecResult(
+        output=collector.text(),
+        exit_code=shell_exit_code(proc.returncode) if outcome == "exited" else None,
+        duration_s=time.monotonic() - started,
+        timed_out=outcome == "timeout",
+        interrupted=outcome == "interrupted",
+    )
 
 
 def _bash() -> str:
@@ -55,8 +97,7 @@ class LocalEnvironment(Environment):
         self._base_env = dict(base_env) if base_env is not None else None
         self._activity_interval = activity_interval
         self._max_output_bytes = max_output_bytes
-        self._processes: dict[str, PipedBackgroundProcess] = {}
-        self._lock = threading.Lock()
+        self._background = ProcessTable()
 
     # -- commands -----------------------------------------------------------------
 
@@ -91,33 +132,14 @@ class LocalEnvironment(Environment):
             stderr=subprocess.STDOUT,  # interleaved, as a terminal shows them
             start_new_session=True,
         )
-        assert proc.stdout is not None
-        collector = OutputCollector(self._max_output_bytes)
-        pump = StreamPump({proc.stdout.fileno(): collector.feed})
-        throttle = ActivityThrottle(on_activity, self._activity_interval, started)
-        try:
-            outcome = supervise(
-                proc,
-                pump,
-                timeout=timeout,
-                cancel=cancel,
-                kill=lambda: kill_process_group(proc.pid, proc),
-                on_tick=lambda: throttle.tick(collector.last_line),
-            )
-            try:
-                proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL was sent
-                proc.kill()
-                proc.wait()
-        finally:
-            pump.close()
-            proc.stdout.close()
-        return ExecResult(
-            output=collector.text(),
-            exit_code=shell_exit_code(proc.returncode) if outcome == "exited" else None,
-            duration_s=time.monotonic() - started,
-            timed_out=outcome == "timeout",
-            interrupted=outcome == "interrupted",
+        return drive_to_completion(
+            proc,
+            started=started,
+            timeout=timeout,
+            cancel=cancel,
+            on_activity=on_activity,
+            activity_interval=self._activity_interval,
+            max_output_bytes=self._max_output_bytes,
         )
 
     def spawn(
@@ -135,20 +157,14 @@ class LocalEnvironment(Environment):
         process = PipedBackgroundProcess(
             proc, command, kill=lambda: kill_process_group(proc.pid, proc)
         )
-        with self._lock:
-            self._processes[process.id] = process
-        return process
+        return self._background.add(process)
 
     def processes(self) -> list[BackgroundProcess]:
         """Background processes started here, oldest first."""
-        with self._lock:
-            return list(self._processes.values())
+        return self._background.all()
 
     def close(self) -> None:
-        with self._lock:
-            processes = list(self._processes.values())
-        for process in processes:
-            process.kill()
+        self._background.kill_all()
 
     # -- files --------------------------------------------------------------------
 

@@ -15,7 +15,9 @@ carrier whose payload gets the full rules; `RULE_CATALOGUE` lists every rule
 id. `save_blocked_script` stores a command refused for its size as a
 script. The approval policy (`decide`, `ApprovalPolicy`, `resolve_choice`,
 the smart-mode judge prompt and answer parsing, allow patterns and deny
-globs) turns a verdict into allow / deny / ask-a-human. `redact` masks
+globs) turns a verdict into allow / deny / ask-a-human; inside a real
+sandbox with ``approvals.sandboxed: relaxed`` (`SandboxScope`,
+`sandbox_relaxation`) commands that only endanger the sandbox skip the prompt. `redact` masks
 secrets in text shown to people, logged or summarised (plus exact values
 registered with `register_secret_values`), and `scan_text` is the one
 injection scanner for memory, context files, cron prompts, skills and
@@ -51,6 +53,7 @@ from herald.safety.commands import (
     save_blocked_script,
 )
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
+from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
 from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
 from herald.safety.structure_tags import strip_structure_tags
 
@@ -66,6 +69,7 @@ __all__ = [
     "CommandAnalysis",
     "CommandVerdict",
     "Judge",
+    "SandboxScope",
     "ScanFinding",
     "ScanResult",
     "analyze_command",
@@ -82,6 +86,7 @@ __all__ = [
     "register_secret_values",
     "resolve_choice",
     "run_judge",
+    "sandbox_relaxation",
     "save_blocked_script",
     "scan_text",
     "strip_structure_tags",

@@ -6,6 +6,8 @@ Order of precedence (first match decides):
    (nothing overrides a deny glob);
 2. the verdict is ``hardline`` -> deny (no mode, pattern or answer lifts it);
 3. the verdict is ``allow`` -> allow;
+3b. inside a real sandbox with ``approvals.sandboxed: relaxed``, a command that
+   only endangers the sandbox (see :mod:`herald.safety.sandbox_policy`) -> allow;
 4. ``approvals.mode: off`` -> allow (dangerous, not hard-line);
 5. a session approval or an ``always_allow`` pattern matches -> allow
    (patterns never match compound commands);
@@ -50,6 +52,7 @@ from typing import Literal
 from herald.config.schema import ApprovalsConfig
 from herald.safety.commands import CommandAnalysis, CommandVerdict, analyze_command
 from herald.safety.redaction import redact
+from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
 from herald.safety.shell_lex import strip_comments
 
 Outcome = Literal["allow", "deny", "ask_human"]
@@ -83,7 +86,7 @@ class ApprovalPrompt:
 class ApprovalDecision:
     outcome: Outcome
     reason: str
-    source: str  # deny_glob | hardline | safe | mode_off | session | always | judge | human | timeout | unattended
+    source: str  # deny_glob | hardline | safe | sandbox | mode_off | session | always | judge | human | timeout | unattended
     verdict: CommandVerdict
     prompt: ApprovalPrompt | None = None
     remember: Literal["session", "always"] | None = None
@@ -227,8 +230,10 @@ def decide(
     scenario_default: Literal["deny", "allow"] = "deny",
     judge: Judge | None = None,
     env: Mapping[str, str] | None = None,
+    sandbox: SandboxScope | None = None,
 ) -> ApprovalDecision:
-    """Apply the precedence in the module docstring to one command."""
+    """Apply the precedence in the module docstring to one command. `sandbox` is
+    the running sandbox when ``approvals.sandboxed`` is relaxed (None otherwise)."""
     analysis = analyze_command(command, env=env)
     verdict = verdict or analysis.verdict
     glob = deny_glob_match(deny_globs, command, analysis)
@@ -240,6 +245,11 @@ def decide(
         return ApprovalDecision("deny", f"refused: {verdict.description}", "hardline", verdict)
     if verdict.allowed:
         return ApprovalDecision("allow", "no safety rule matched", "safe", verdict)
+    if sandbox is not None:
+        cwd = (env or {}).get("PWD") or sandbox.workdir
+        relaxed = sandbox_relaxation(analysis, sandbox, cwd)
+        if relaxed is not None:
+            return ApprovalDecision("allow", relaxed, "sandbox", verdict)
     if mode == "off":
         return ApprovalDecision("allow", "approvals are off", "mode_off", verdict)
     for pattern in session_allowed:
@@ -343,6 +353,7 @@ class ApprovalPolicy:
     judge: Judge | None = None
     scenario: str = "interactive"
     session_patterns: set[str] = field(default_factory=set)
+    sandbox: SandboxScope | None = None  # the running sandbox, if the session has one
 
     @property
     def timeout_seconds(self) -> float:
@@ -367,6 +378,7 @@ class ApprovalPolicy:
             scenario_default=unattended_default(self.config, self.scenario),
             judge=self.judge,
             env=env,
+            sandbox=self.sandbox if self.config.sandboxed == "relaxed" else None,
         )
 
     def record_choice(

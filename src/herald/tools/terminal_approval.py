@@ -37,6 +37,7 @@ from herald.safety import (
     ApprovalDecision,
     ApprovalPolicy,
     ApprovalPrompt,
+    SandboxScope,
     check_command,
     redact,
     save_blocked_script,
@@ -61,6 +62,22 @@ def check_env(ctx: ToolContext, environment: Environment, cwd: str) -> dict[str,
     if ctx.secrets is not None and ctx.secrets.get("HERALD_SUDO_PASSWORD"):
         env["HERALD_SUDO_PASSWORD"] = "1"
     return env
+
+
+def sandbox_scope(environment: Environment) -> SandboxScope | None:
+    """The sandbox the relaxed approval policy may rely on (None off a sandbox)."""
+    spec = getattr(environment, "sandbox_spec", None)
+    if spec is None:
+        return None
+    home = environment.resolve("~")  # the sandbox's own home directory
+    return SandboxScope(
+        backend=environment.name,
+        workdir=spec.workdir,
+        writable_outside=spec.rw_paths_outside_workdir(),
+        network=spec.network,
+        private_dirs=("/tmp", home),
+        home=home,
+    )
 
 
 def _blocked_script_message(command: str, ctx: ToolContext, environment: Environment) -> str:
@@ -184,6 +201,7 @@ def gate_command(
         judge=ctx.state.get(JUDGE_KEY),
         scenario=ctx.surface,
         session_patterns=session_patterns,
+        sandbox=sandbox_scope(environment),
     )
     decision = policy.evaluate(command, has_human=ctx.approve is not None, env=env, verdict=verdict)
     if decision.outcome == "ask_human" and ctx.approve is not None:
@@ -212,4 +230,5 @@ __all__ = [
     "check_env",
     "gate_command",
     "persist_always_pattern",
+    "sandbox_scope",
 ]
