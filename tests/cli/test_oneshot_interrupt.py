@@ -79,7 +79,7 @@ def test_one_ctrl_c_during_a_tool_exits_130_with_one_line_and_no_children(
 def test_a_refusal_nobody_could_approve_is_explained_on_stderr(herald_home, fake_llm, tmp_path):
     (tmp_path / "victim.txt").write_text("keep me")
     fake_llm.enqueue(
-        Reply.tool_call("terminal", {"command": "rm -f victim.txt"}), Reply.text("I could not.")
+        Reply.tool_call("terminal", {"command": "rm -rf victim.txt"}), Reply.text("I could not.")
     )
     proc = subprocess.run(
         [sys.executable, "-m", "herald", "chat", "-q", "clean"],
@@ -92,6 +92,6 @@ def test_a_refusal_nobody_could_approve_is_explained_on_stderr(herald_home, fake
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "victim.txt").exists()
     refusal = next(line for line in proc.stderr.splitlines() if "refused" in line)
-    assert "rm -f victim.txt" in refusal
+    assert "rm -rf victim.txt" in refusal
     assert "approvals.unattended" in proc.stderr  # how to allow it
     assert "terminal" in proc.stderr  # or run it where someone can answer
