@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from herald.config.schema_context import ContextConfig
+from herald.config.schema_cron import CronConfig
 from herald.config.schema_gateway import GatewayConfig
 from herald.config.schema_learning import LearningConfig
 from herald.config.schema_memory import MemoryConfig
@@ -128,6 +129,7 @@ class HeraldConfig(StrictModel):
     curator: CuratorConfig = Field(default_factory=CuratorConfig)
     learning: LearningConfig = Field(default_factory=LearningConfig)
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
+    cron: CronConfig = Field(default_factory=CronConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""
