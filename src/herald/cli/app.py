@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from herald import __version__
-from herald.cli import config_cmd, gateway_cmd, pairing_cmd, sessions_cmd, skills_cmd
+from herald.cli import config_cmd, cron_cmd, gateway_cmd, pairing_cmd, sessions_cmd, skills_cmd
 from herald.cli.common import fail, load, open_store, resolve_session_id
 from herald.cli.doctor import doctor
 from herald.cli.setup_cmd import setup
@@ -30,6 +30,7 @@ app.add_typer(config_cmd.app, name="config")
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(gateway_cmd.app, name="gateway")
 app.add_typer(pairing_cmd.app, name="pairing")
+app.add_typer(cron_cmd.app, name="cron")
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 

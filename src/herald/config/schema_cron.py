@@ -28,7 +28,8 @@ class CronConfig(StrictModel):
         3, ge=1, description="consecutive failures before the owner gets one notice"
     )
     default_deliver: str = Field(
-        "log", description="where results go when a job names no target: log, file:PATH, PLATFORM:CHAT"
+        "log",
+        description="where results go when a job names no target: log, file:PATH, PLATFORM:CHAT",
     )
     toolset: str = Field("herald-cron", description="the toolset bundle jobs run with")
     max_turns: int = Field(30, ge=1, description="model calls allowed per run (a job may lower it)")
@@ -36,4 +37,6 @@ class CronConfig(StrictModel):
     timezone: str | None = Field(
         None, description="IANA zone for jobs that name none; unset = this machine's zone"
     )
-    cwd: str | None = Field(None, description="working directory of job runs (default <home>/cron/work)")
+    cwd: str | None = Field(
+        None, description="working directory of job runs (default <home>/cron/work)"
+    )
