@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from herald.cron.prompt import check_prompt, check_skill_text, strip_invisible
+from herald.cron.prompt import check_prompt, check_skill_text, skill_unavailable, strip_invisible
 from herald.cron.schedule import Schedule, ScheduleError, local_zone_name, parse_schedule
 from herald.cron.store import CronStore, Job
 from herald.cron.targets import parse_target
@@ -173,9 +173,7 @@ def _validated(settings: Settings, spec: JobSpec, *, tz: str, now: datetime) -> 
         for skill_name in spec.skills:
             skill = library.get(skill_name)
             if skill is None:
-                raise JobError(
-                    f"no skill named {skill_name!r} in this home; see `herald skills list`"
-                )
+                raise JobError(skill_unavailable(library, skill_name))
             problem = check_skill_text(skill_name, strip_invisible(skill.body))
             if problem is not None:
                 raise JobError(f"{problem}; a job cannot load it")

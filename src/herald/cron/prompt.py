@@ -14,7 +14,7 @@ import subprocess
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from herald.safety import scan_text
 
@@ -50,6 +50,17 @@ def check_skill_text(name: str, body: str) -> str | None:
     return f"skill {name!r}: " + "; ".join(result.reasons) if result.blocked else None
 
 
+def skill_unavailable(library: Any, name: str) -> str:
+    """Why `library` has no skill `name`: its load problem (e.g. refused by the
+    injection scanner) when there is one, else that it does not exist."""
+    for problem in library.problems:
+        if Path(problem.path).parent.name == name or Path(problem.path).name == name:
+            first = problem.message.splitlines()[0] if problem.message else "could not be loaded"
+            detail = problem.message.replace("\n", " ")
+            return f"skill {name!r} cannot be loaded: {detail or first}"
+    return f"skill {name!r} does not exist in this home (see `herald skills list`)"
+
+
 def assemble_prompt(settings: Settings, job: Job) -> AssembledPrompt:
     reason = check_prompt(job.prompt)
     if reason is not None:
@@ -62,9 +73,7 @@ def assemble_prompt(settings: Settings, job: Job) -> AssembledPrompt:
         for name in job.skills:
             skill = library.get(name)
             if skill is None:
-                return AssembledPrompt(
-                    "", blocked=True, reason=f"skill {name!r} no longer exists in this home"
-                )
+                return AssembledPrompt("", blocked=True, reason=skill_unavailable(library, name))
             body = strip_invisible(skill.body)
             problem = check_skill_text(name, body)
             if problem is not None:
@@ -123,5 +132,6 @@ __all__ = [
     "check_prompt",
     "check_skill_text",
     "run_script",
+    "skill_unavailable",
     "strip_invisible",
 ]
