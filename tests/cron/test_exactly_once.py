@@ -100,5 +100,5 @@ def test_a_lock_past_its_ttl_is_a_crashed_run_even_when_its_process_lives(cron_s
         assert store.take_lock(job, "scheduled", occurrence, holder="other:1:x", ttl=0.0)
         assert not store.take_lock(job, "scheduled", occurrence, holder="me", ttl=60)
         report = Scheduler(settings, store).tick(utc(2026, 12, 1, 10, 0, 30))
-        assert [(r.status, r.reason) for r in report.records][0] == ("failed", "crashed")
+        assert [(r.status, r.reason) for r in report.records] == [("failed", "crashed")]
         assert store.lock_of(job.id) is None
