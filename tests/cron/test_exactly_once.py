@@ -44,7 +44,7 @@ def test_two_concurrent_ticks_run_the_occurrence_once(cron_settings, fake_llm, t
             text=True,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-        )  # fmt: skip
+        )
         for _ in range(2)
     ]
     outputs = [t.communicate(timeout=60) for t in ticks]
