@@ -87,12 +87,6 @@ def _when(stamp: float | None, tz: str = "UTC") -> str:
     return datetime.fromtimestamp(stamp, resolve_zone(tz)).isoformat(timespec="minutes")
 
 
-def _spec(**values: Any) -> Any:
-    from herald.cron.jobs import JobSpec
-
-    return JobSpec(**values)
-
-
 def _job_lines(job: Job) -> list[str]:
     from herald.cron.jobs import job_schedule
 
@@ -149,20 +143,7 @@ def add(
     at: AtOpt = None,
 ) -> None:
     """Create a job."""
-    from herald.cron.jobs import JobError, add_job
-
-    settings, store = _settings_store(ctx)
-    with store:
-        spec = _spec(schedule=schedule, prompt=prompt, deliver=deliver, skills=skill,
-                     script=script, catch_up=catch_up, tz=tz, toolset=toolset, model=model,
-                     max_turns=max_turns, budget_tokens=budget_tokens,
-                     jitter_seconds=jitter)  # fmt: skip
-        try:
-            job = add_job(settings, store, name, spec, now=_at(at), enabled=not paused)
-        except JobError as exc:
-            _job_error(exc)
-        write_stdout(f"added job {job.name}: next run {_when(job.next_run, job.tz)}\n")
-        _report_scheduler(store)
+    _save(ctx, name, locals(), create=True, paused=paused)
 
 
 @app.command("edit")
@@ -184,19 +165,36 @@ def edit(
     at: AtOpt = None,
 ) -> None:
     """Change a job (only the options given)."""
-    from herald.cron.jobs import JobError, edit_job
+    _save(ctx, name, locals(), create=False)
 
+
+def _save(
+    ctx: typer.Context, name: str, options: dict[str, Any], *, create: bool, paused: bool = False
+) -> None:
+    """`add` and `edit`: the same options, a new job or a change of one."""
+    from herald.cron.jobs import JobError, JobSpec, add_job, edit_job
+
+    fields = ("schedule", "prompt", "deliver", "script", "catch_up", "tz", "toolset", "model",
+              "max_turns", "budget_tokens")  # fmt: skip
+    spec = JobSpec(
+        **{f: options[f] for f in fields},
+        skills=options["skill"],
+        jitter_seconds=options["jitter"],
+    )
     settings, store = _settings_store(ctx)
     with store:
-        spec = _spec(schedule=schedule, prompt=prompt, deliver=deliver, skills=skill,
-                     script=script, catch_up=catch_up, tz=tz, toolset=toolset, model=model,
-                     max_turns=max_turns, budget_tokens=budget_tokens,
-                     jitter_seconds=jitter)  # fmt: skip
         try:
-            job = edit_job(settings, store, name, spec, now=_at(at))
+            if create:
+                job = add_job(settings, store, name, spec, now=_at(options["at"]),
+                              enabled=not paused)  # fmt: skip
+            else:
+                job = edit_job(settings, store, name, spec, now=_at(options["at"]))
         except JobError as exc:
             _job_error(exc)
-        write_stdout(f"changed job {job.name}: next run {_when(job.next_run, job.tz)}\n")
+        verb = "added" if create else "changed"
+        write_stdout(f"{verb} job {job.name}: next run {_when(job.next_run, job.tz)}\n")
+        if create:
+            _report_scheduler(store)
 
 
 @app.command("list")
