@@ -142,3 +142,23 @@ def test_the_run_history_is_append_only(setup) -> None:
         conn.execute("UPDATE cron_runs SET status = 'ok'")
     with pytest.raises(sqlite3.DatabaseError, match="append-only"), store.transaction() as conn:
         conn.execute("DELETE FROM cron_runs")
+
+
+def test_a_dangerous_command_in_a_job_is_denied_because_nobody_can_approve(
+    setup, fake_llm, tmp_path
+) -> None:
+    settings, store, scheduler = setup
+    victim = tmp_path / "work" / "keep"
+    victim.mkdir(parents=True)
+    fake_llm.enqueue(
+        Reply.tool_call("terminal", {"command": f"rm -rf {victim}"}),
+        Reply.text("could not delete it"),
+    )
+    add_job(settings, store, "cleanup", JobSpec(schedule="in 1m", prompt="clean up"),
+            now=utc(2026, 12, 1, 9))  # fmt: skip
+    (record,) = scheduler.tick(utc(2026, 12, 1, 9, 1)).records
+    assert record.status == "ok" and victim.exists()
+    tool_results = [m for m in fake_llm.model_requests()[-1].messages if m.get("role") == "tool"]
+    assert len(tool_results) == 1
+    assert "not run: the command needs approval" in str(tool_results[0]["content"]).lower()
+    assert "(cron)" in str(tool_results[0]["content"])  # the unattended scenario decided
