@@ -93,3 +93,22 @@ def test_bad_schedules_say_what_is_wrong_and_show_a_valid_example(
 def test_naive_next_after_is_refused() -> None:
     with pytest.raises(ValueError):
         parse_schedule("@hourly").next_after(datetime(2026, 1, 1))
+
+
+@pytest.mark.parametrize(
+    ("tz", "expected"), [("Europe/Paris", "Europe/Paris"), (":Asia/Tokyo", "Asia/Tokyo")]
+)
+def test_the_machine_zone_comes_from_tz(
+    monkeypatch: pytest.MonkeyPatch, tz: str, expected: str
+) -> None:
+    from herald.cron import local_zone_name
+
+    monkeypatch.setenv("TZ", tz)
+    assert local_zone_name() == expected
+
+
+def test_an_unusable_tz_variable_falls_back_to_a_real_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from herald.cron import local_zone_name
+
+    monkeypatch.setenv("TZ", ":/not/a/zone")
+    parse_schedule("@daily", tz=local_zone_name())  # never an error for the user

@@ -114,15 +114,21 @@ def local_zone_name() -> str:
     import os
     from pathlib import Path
 
-    env = os.environ.get("TZ")
-    if env:
-        return env.lstrip(":")
+    candidates = [os.environ.get("TZ", "").lstrip(":")]
     try:
         target = str(Path("/etc/localtime").resolve())
+        candidates.append(target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else "")
     except OSError:
-        return "UTC"
-    marker = "zoneinfo/"
-    return target.split(marker, 1)[1] if marker in target else "UTC"
+        pass
+    for name in candidates:
+        if not name:
+            continue
+        try:
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            continue
+        return name
+    return "UTC"
 
 
 def parse_schedule(text: str, *, tz: str | None = None, now: datetime | None = None) -> Schedule:
