@@ -102,3 +102,30 @@ def test_a_lock_past_its_ttl_is_a_crashed_run_even_when_its_process_lives(cron_s
         report = Scheduler(settings, store).tick(utc(2026, 12, 1, 10, 0, 30))
         assert [(r.status, r.reason) for r in report.records] == [("failed", "crashed")]
         assert store.lock_of(job.id) is None
+
+
+@pytest.mark.slow
+def test_stopping_the_daemon_mid_run_interrupts_and_records_the_run(
+    cron_settings, fake_llm
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    settings = cron_settings()
+    with CronStore.for_home(settings.home) as store:
+        job = add_job(settings, store, "long", JobSpec(schedule="every 1h", prompt="long work"),
+                      now=datetime.now(UTC) - timedelta(hours=1, seconds=-5))  # fmt: skip
+    fake_llm.default_reply = Reply.text("never seen", delay=60.0)
+    daemon = subprocess.Popen(
+        herald_cmd("cron", "daemon", "--interval", "0.5"), env=herald_env(settings.home.root),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        with CronStore.for_home(settings.home) as store:
+            wait_for(lambda: store.lock_of(job.id) is not None and fake_llm.model_requests())
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        assert daemon.wait(30) == 0
+    with CronStore.for_home(settings.home) as store:
+        (run,) = store.runs("long")
+        assert run.status == "failed" and run.reason.startswith("interrupted")
+        assert store.lock_of(job.id) is None and store.schedulers() == []

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("herald.cron")
 
+STOP_WAIT_SECONDS = 60.0
 HOW_TO_START = (
     "start one with `herald gateway run` (it runs the scheduler too) or `herald cron daemon`, "
     "or call `herald cron tick` every minute from system cron or a systemd timer"
@@ -58,6 +59,8 @@ def run_daemon(settings: Settings, *, stop: threading.Event, interval: float | N
         scheduler = Scheduler(settings, store, kind="daemon")
         started = time.time()
         log.info("cron daemon started (pid holder %s, every %.0f s)", scheduler.holder, every)
+        watcher = threading.Thread(target=_forward, args=(stop, scheduler.cancel), daemon=True)
+        watcher.start()
         try:
             while not stop.is_set():
                 store.beat(scheduler.holder, "daemon", every, started)
@@ -67,6 +70,11 @@ def run_daemon(settings: Settings, *, stop: threading.Event, interval: float | N
         finally:
             store.end_beat(scheduler.holder)
             log.info("cron daemon stopped")
+
+
+def _forward(stop: threading.Event, cancel: threading.Event) -> None:
+    stop.wait()
+    cancel.set()
 
 
 class GatewayCron:
@@ -107,10 +115,13 @@ class GatewayCron:
                 pass
 
     async def stop(self) -> None:
+        """Stop ticking; a job still running is interrupted (and recorded as such)."""
         self._stop.set()
+        if self.scheduler is not None:
+            self.scheduler.cancel.set()
         if self._task is not None:
             try:
-                await asyncio.wait_for(self._task, self.settings.config.cron.run_timeout_seconds)
+                await asyncio.wait_for(self._task, STOP_WAIT_SECONDS)
             except (TimeoutError, asyncio.CancelledError):
                 self._task.cancel()
         if self.store is not None and self.scheduler is not None:

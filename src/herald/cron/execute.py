@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import threading
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -31,7 +32,10 @@ def job_settings(settings: Settings, job: Job) -> Settings:
     return replace(settings, config=config)
 
 
-def execute_job(settings: Settings, job: Job, *, scheduled_for: float) -> NewRun:
+def execute_job(
+    settings: Settings, job: Job, *, scheduled_for: float, cancel: threading.Event | None = None
+) -> NewRun:
+    """Run one occurrence; `cancel` (the scheduler is stopping) interrupts the turn."""
     started = time.time()
     assembled = assemble_prompt(settings, job)
     if assembled.blocked:
@@ -57,8 +61,11 @@ def execute_job(settings: Settings, job: Job, *, scheduled_for: float) -> NewRun
             agent = Agent.from_settings(job_settings(settings, job), store, options=options)
             try:
                 handle = agent.start_turn(assembled.text)  # no humans: unattended
-                if not handle.wait(cron.run_timeout_seconds):
-                    handle.interrupt()
+                deadline = time.monotonic() + cron.run_timeout_seconds
+                while not handle.wait(0.25):
+                    if time.monotonic() > deadline or (cancel is not None and cancel.is_set()):
+                        handle.interrupt()
+                        break
                 result = handle.result()
             finally:
                 agent.close()

@@ -65,6 +65,7 @@ class Scheduler:
         self.kind = kind
         self.holder = new_holder()
         self.config = settings.config.cron
+        self.cancel = threading.Event()  # set when the process stops: running turns end
 
     # ---- the tick -------------------------------------------------------------------------
 
@@ -72,6 +73,8 @@ class Scheduler:
         now = (now or datetime.now(UTC)).astimezone(UTC)
         report = TickReport()
         for job in self.store.jobs():
+            if self.cancel.is_set():
+                break
             try:
                 self._tick_job(job, now, report)
             except Exception:  # one broken job must not stop the others
@@ -145,7 +148,7 @@ class Scheduler:
         )
         refresher.start()
         try:
-            outcome = execute_job(self.settings, job, scheduled_for=occurrence)
+            outcome = execute_job(self.settings, job, scheduled_for=occurrence, cancel=self.cancel)
         except BaseException:
             stop.set()
             self.store.drop_lock(job.id, self.holder)
