@@ -3,25 +3,17 @@ and `herald` run as a real subprocess against that home."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cron_support import herald_cmd, herald_env
 
 from herald.config import Settings
 from herald.cron.store import CronStore
 from herald.testing.homes import fake_model_config, make_home, merge
-
-REPO_SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -45,17 +37,6 @@ def cron_store(cron_settings: Callable[..., Settings]) -> Iterator[CronStore]:
     settings = cron_settings()
     with CronStore.for_home(settings.home) as store:
         yield store
-
-
-def herald_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")}
-    env["HERALD_HOME"] = str(home)
-    env["PYTHONPATH"] = REPO_SRC + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
-def herald_cmd(*args: str) -> list[str]:
-    return [sys.executable, "-m", "herald", *args]
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import subprocess
 import time
 
 import pytest
+from cron_support import herald_cmd, herald_env
 
-from conftest import herald_cmd, herald_env
 from herald.cron.store import CronStore
 from herald.testing.fake_llm import Reply
 

@@ -10,8 +10,8 @@ import subprocess
 import time
 
 import pytest
+from cron_support import herald_cmd, herald_env, utc
 
-from conftest import herald_cmd, herald_env, utc
 from herald.cron.jobs import JobSpec, add_job
 from herald.cron.scheduler import Scheduler
 from herald.cron.store import CronStore

@@ -8,8 +8,8 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from cron_support import utc
 
-from conftest import utc
 from herald.cron.jobs import JobError, JobSpec, add_job
 from herald.cron.scheduler import Scheduler
 from herald.cron.store import CronStore

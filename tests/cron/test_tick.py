@@ -8,8 +8,8 @@ import sqlite3
 from datetime import datetime
 
 import pytest
+from cron_support import utc
 
-from conftest import utc
 from herald.cron.jobs import JobSpec, add_job, set_enabled
 from herald.cron.scheduler import Scheduler
 from herald.testing.fake_llm import Reply

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from cron_support import utc
 
-from conftest import utc
 from herald.cron.jobs import JobSpec, add_job
 from herald.cron.scheduler import Scheduler, jitter_for
 from herald.cron.store import CronStore
