@@ -162,3 +162,20 @@ def test_a_dangerous_command_in_a_job_is_denied_because_nobody_can_approve(
     assert len(tool_results) == 1
     assert "not run: the command needs approval" in str(tool_results[0]["content"]).lower()
     assert "(cron)" in str(tool_results[0]["content"])  # the unattended scenario decided
+
+
+def test_a_job_may_allow_one_named_command_for_its_unattended_runs(
+    setup, fake_llm, tmp_path
+) -> None:
+    settings, store, scheduler = setup
+    victim = tmp_path / "work" / "old-build"
+    victim.mkdir(parents=True)
+    fake_llm.enqueue(
+        Reply.tool_call("terminal", {"command": f"rm -rf {victim}"}),
+        Reply.text("cleaned"),
+    )
+    add_job(settings, store, "cleanup", JobSpec(schedule="in 1m", prompt="clean up",
+            allow=[f"rm -rf {victim}"]), now=utc(2026, 12, 1, 9))  # fmt: skip
+    (record,) = scheduler.tick(utc(2026, 12, 1, 9, 1)).records
+    assert record.status == "ok" and not victim.exists()
+    assert settings.config.approvals.always_allow == []  # only that job's runs allow it

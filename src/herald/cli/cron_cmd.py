@@ -36,6 +36,10 @@ DeliverOpt = Annotated[
 SkillOpt = Annotated[
     list[str] | None, typer.Option("--skill", help="load this skill into the prompt (repeatable)")
 ]
+AllowOpt = Annotated[
+    list[str] | None,
+    typer.Option("--allow", help="a dangerous command pattern this job may run (repeatable)"),
+]
 ScriptOpt = Annotated[
     str | None, typer.Option(help="run this script first; its stdout is given to the agent")
 ]
@@ -100,7 +104,8 @@ def _job_lines(job: Job) -> list[str]:
         f"catch-up: {job.catch_up}",
     ]
     for label, value in (
-        ("skills", ", ".join(job.skills)), ("script", job.script), ("toolset", job.toolset),
+        ("skills", ", ".join(job.skills)), ("allowed commands", ", ".join(job.allow)),
+        ("script", job.script), ("toolset", job.toolset),
         ("model", job.model), ("max turns", job.max_turns), ("budget tokens/24h", job.budget_tokens),
         ("jitter seconds", job.jitter_seconds or None),
     ):  # fmt: skip
@@ -131,6 +136,7 @@ def add(
     prompt: PromptOpt = None,
     deliver: DeliverOpt = None,
     skill: SkillOpt = None,
+    allow: AllowOpt = None,
     script: ScriptOpt = None,
     catch_up: CatchUpOpt = None,
     tz: TzOpt = None,
@@ -154,6 +160,7 @@ def edit(
     prompt: PromptOpt = None,
     deliver: DeliverOpt = None,
     skill: SkillOpt = None,
+    allow: AllowOpt = None,
     script: ScriptOpt = None,
     catch_up: CatchUpOpt = None,
     tz: TzOpt = None,
@@ -174,7 +181,7 @@ def _save(
     """`add` and `edit`: the same options, a new job or a change of one."""
     from herald.cron.jobs import JobError, JobSpec, add_job, edit_job
 
-    fields = ("schedule", "prompt", "deliver", "script", "catch_up", "tz", "toolset", "model",
+    fields = ("schedule", "prompt", "deliver", "allow", "script", "catch_up", "tz", "toolset", "model",
               "max_turns", "budget_tokens")  # fmt: skip
     spec = JobSpec(
         **{f: options[f] for f in fields},

@@ -25,10 +25,16 @@ log = logging.getLogger("herald.cron")
 
 
 def job_settings(settings: Settings, job: Job) -> Settings:
-    if not job.model:
+    """The settings of one run: the job's model, and its own ``--allow`` command
+    patterns added to ``approvals.always_allow`` (deny globs and hard-line refusals
+    still win; everything else dangerous is denied: nobody is there to approve)."""
+    if not job.model and not job.allow:
         return settings
     config = copy.deepcopy(settings.config)
-    config.model.name = job.model
+    if job.model:
+        config.model.name = job.model
+    if job.allow:
+        config.approvals.always_allow = [*config.approvals.always_allow, *job.allow]
     return replace(settings, config=config)
 
 

@@ -36,6 +36,7 @@ class JobSpec:
     prompt: str | None = None
     deliver: str | None = None
     skills: list[str] | None = None
+    allow: list[str] | None = None  # approvals.always_allow patterns for this job's runs
     script: str | None = None
     catch_up: str | None = None
     tz: str | None = None
@@ -82,6 +83,7 @@ def add_job(
         tz=tz,
         prompt=values["prompt"],
         skills=tuple(values.get("skills") or ()),
+        allow=tuple(values.get("allow") or ()),
         script=values.get("script"),
         deliver=values.get("deliver") or cron.default_deliver,
         toolset=spec.toolset,
@@ -116,7 +118,7 @@ def edit_job(
         first = schedule.next_after(now)
         changes.update(schedule=values["schedule"], schedule_text=spec.schedule, tz=tz,
                        next_run=first.timestamp() if first else None)  # fmt: skip
-    for key in ("prompt", "deliver", "skills", "script", "catch_up"):
+    for key in ("prompt", "deliver", "skills", "allow", "script", "catch_up"):
         if key in values:
             changes[key] = values[key]
     for key in ("toolset", "model", "max_turns", "budget_tokens", "jitter_seconds"):
@@ -178,6 +180,11 @@ def _validated(settings: Settings, spec: JobSpec, *, tz: str, now: datetime) -> 
             if problem is not None:
                 raise JobError(f"{problem}; a job cannot load it")
         out["skills"] = list(spec.skills)
+    if spec.allow is not None:
+        for pattern in spec.allow:
+            if not pattern.strip():
+                raise JobError("an --allow pattern is empty: give a command glob, e.g. 'make test'")
+        out["allow"] = [p.strip() for p in spec.allow]
     if spec.script is not None:
         path = Path(spec.script).expanduser().resolve() if spec.script else None
         if path is not None and not path.is_file():

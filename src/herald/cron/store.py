@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS cron_jobs (
     tz TEXT NOT NULL,
     prompt TEXT NOT NULL,
     skills TEXT NOT NULL DEFAULT '[]',
+    allow TEXT NOT NULL DEFAULT '[]', -- command patterns this job may run unattended
     script TEXT,
     deliver TEXT NOT NULL,
     toolset TEXT,
@@ -115,7 +116,7 @@ CREATE TABLE IF NOT EXISTS cron_schedulers (
 """
 
 _JOB_FIELDS = (
-    "schedule", "schedule_text", "tz", "prompt", "skills", "script", "deliver", "toolset",
+    "schedule", "schedule_text", "tz", "prompt", "skills", "allow", "script", "deliver", "toolset",
     "model", "catch_up", "max_turns", "budget_tokens", "jitter_seconds", "enabled", "next_run",
 )  # fmt: skip
 
@@ -133,6 +134,7 @@ class Job:
     tz: str
     prompt: str
     skills: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
     script: str | None = None
     deliver: str = "log"
     toolset: str | None = None
@@ -148,7 +150,7 @@ class Job:
 
     def to_dict(self) -> dict[str, Any]:
         data = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        data["skills"] = list(self.skills)
+        data["skills"], data["allow"] = list(self.skills), list(self.allow)
         return data
 
 
@@ -611,7 +613,7 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
 
 
 def _to_db(name: str, value: Any) -> Any:
-    if name == "skills":
+    if name in ("skills", "allow"):
         return json.dumps(list(value or ()))
     if name == "enabled":
         return int(bool(value))
@@ -621,6 +623,7 @@ def _to_db(name: str, value: Any) -> Any:
 def _job(row: sqlite3.Row) -> Job:
     data = dict(row)
     data["skills"] = tuple(json.loads(data["skills"] or "[]"))
+    data["allow"] = tuple(json.loads(data["allow"] or "[]"))
     data["enabled"] = bool(data["enabled"])
     return Job(**data)
 
