@@ -10,6 +10,36 @@ whether anything runs the jobs of a home. The ``cronjob`` tool is
 `herald.cron.tool` (listed in the toolbox, imported lazily: it needs the tools layer).
 """
 
+from herald.cron.daemon import GatewayCron, SchedulerStatus, run_daemon, scheduler_status
+from herald.cron.jobs import JobError, JobSpec, add_job, edit_job, remove_job, set_enabled
+from herald.cron.records import Job, RunRecord
 from herald.cron.schedule import Schedule, ScheduleError, local_zone_name, parse_schedule
+from herald.cron.scheduler import Scheduler, TickReport
+from herald.cron.store import CronStore, CronStoreError
+from herald.cron.targets import SendOutcome, TargetError, parse_target
 
-__all__ = ["Schedule", "ScheduleError", "local_zone_name", "parse_schedule"]
+__all__ = [
+    "CronStore",
+    "CronStoreError",
+    "GatewayCron",
+    "Job",
+    "JobError",
+    "JobSpec",
+    "RunRecord",
+    "Schedule",
+    "ScheduleError",
+    "Scheduler",
+    "SchedulerStatus",
+    "SendOutcome",
+    "TargetError",
+    "TickReport",
+    "add_job",
+    "edit_job",
+    "local_zone_name",
+    "parse_schedule",
+    "parse_target",
+    "remove_job",
+    "run_daemon",
+    "scheduler_status",
+    "set_enabled",
+]
