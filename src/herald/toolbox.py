@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from herald.tools import ToolRegistry
 
 # Modules that export ``TOOLS``; imported lazily, in this order.
-CAPABILITY_MODULES: tuple[str, ...] = ("herald.kanban.tools",)
+CAPABILITY_MODULES: tuple[str, ...] = ("herald.kanban.tools", "herald.cron.tool")
 
 _lock = threading.Lock()
 _assembled = False

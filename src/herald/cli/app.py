@@ -10,6 +10,7 @@ import typer
 from herald import __version__
 from herald.cli import (
     config_cmd,
+    cron_cmd,
     gateway_cmd,
     kanban_cmd,
     mcp_cmd,
@@ -45,6 +46,7 @@ app.add_typer(kanban_cmd.app, name="kanban")
 app.add_typer(mcp_cmd.app, name="mcp")
 app.command("acp")(mcp_cmd.acp)
 app.add_typer(sandbox_cmd.app, name="sandbox")
+app.add_typer(cron_cmd.app, name="cron")
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from herald.config.schema_context import ContextConfig
+from herald.config.schema_cron import CronConfig
 from herald.config.schema_gateway import GatewayConfig
 from herald.config.schema_kanban import KanbanConfig
 from herald.config.schema_learning import LearningConfig
@@ -143,6 +144,7 @@ class HeraldConfig(StrictModel):
     gateway: GatewayConfig = Field(default_factory=GatewayConfig)
     kanban: KanbanConfig = Field(default_factory=KanbanConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
+    cron: CronConfig = Field(default_factory=CronConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -312,7 +312,10 @@ async def serve(
         allowed = config.auto_resume and guard.check_and_record()
         await resume_turns(runner, allowed=allowed, looped=config.auto_resume)
     chores = asyncio.ensure_future(_chores(runner, files, status))
+    cron = _start_cron(runner)
     await stop.wait()
+    if cron is not None:
+        await cron.stop()
     log.info("stopping: draining running turns (up to %.0f s)", config.drain_seconds)
     status.state = "draining"
     files.write_status(status)
@@ -328,6 +331,36 @@ async def serve(
     files.write_status(status)
     log.info("gateway stopped")
     return 0
+
+
+def _start_cron(runner: GatewayRunner) -> Any:
+    """The scheduler of the gateway's own profile (`cron.enabled`), delivering through
+    the runner's ledger; None when switched off or when it cannot start."""
+    settings = runner.settings
+    if not settings.config.cron.enabled:
+        return None
+    from herald.cron.daemon import GatewayCron
+    from herald.cron.targets import SendOutcome
+
+    async def send(platform: str, chat: str, thread: str | None, text: str, key: str) -> Any:
+        from herald.gateway.delivery import Target
+
+        adapter = runner.adapters.get(platform)
+        if adapter is None or not adapter.push_replies:
+            return SendOutcome(ok=False, error=f"platform {platform} is not connected")
+        report = await runner.deliverer.deliver(
+            adapter, Target(platform, chat, thread), text, key=key
+        )
+        return SendOutcome(ok=report.ok, dead=report.dead, error=report.error)
+
+    try:
+        cron = GatewayCron(settings, send)
+        cron.start()
+    except Exception as exc:  # the chats keep working without the scheduler
+        log.error("the cron scheduler could not start: %s", exc)
+        return None
+    log.info("cron scheduler started")
+    return cron
 
 
 async def _chores(runner: GatewayRunner, files: RunFiles, status: GatewayStatus) -> None:

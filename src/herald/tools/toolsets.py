@@ -117,8 +117,9 @@ BUILTIN_TOOLSETS: dict[str, Toolset] = {
             ),
         ),
         Toolset("herald-kanban-worker", "a board worker", includes=(*_FULL, "kanban")),
-        Toolset("herald-cli", "the interactive terminal", includes=_FULL),
-        Toolset("herald-api", "the HTTP API", includes=_FULL),
+        Toolset("cronjob", "create and manage scheduled jobs", ("cronjob",)),
+        Toolset("herald-cli", "the interactive terminal", includes=(*_FULL, "cronjob")),
+        Toolset("herald-api", "the HTTP API", includes=(*_FULL, "cronjob")),
         Toolset("herald-cron", "scheduled jobs", includes=_FULL),
         # The offline demo model is too small to be trusted with writes or commands.
         Toolset(

@@ -1,0 +1,159 @@
+"""Where a job's results and notices go: ``log``, ``file:PATH`` or ``PLATFORM:CHAT[:THREAD]``.
+
+Local targets are written at once. A platform target goes into the outbox as
+``queued``; a gateway of this home delivers it through its delivery ledger and
+marks it ``delivered`` only when the platform acknowledged every part (or ``dead``
+when the chat is gone). Until a gateway runs, it stays queued — never dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from herald.safety import redact
+
+if TYPE_CHECKING:
+    from herald.config import HeraldHome
+    from herald.cron.store import CronStore, OutboxItem
+
+log = logging.getLogger("herald.cron")
+
+TARGET_EXAMPLES = "'log', 'file:~/reports/daily.md' or 'telegram:123456789'"
+_PLATFORM_RE = re.compile(r"^([a-z][a-z0-9_-]*):([^:\s]+)(?::([^:\s]+))?$")
+
+
+class TargetError(ValueError):
+    """A delivery target that cannot be used."""
+
+
+@dataclass(frozen=True)
+class DeliveryTarget:
+    kind: Literal["log", "file", "platform"]
+    path: Path | None = None
+    platform: str | None = None
+    chat_id: str | None = None
+    thread_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SendOutcome:
+    ok: bool
+    dead: bool = False
+    error: str | None = None
+
+
+# (platform, chat_id, thread_id, text, ledger key) -> outcome; supplied by the gateway.
+Sender = Callable[[str, str, str | None, str, str], Awaitable[SendOutcome]]
+
+
+def parse_target(text: str, home: HeraldHome) -> DeliveryTarget:
+    text = (text or "").strip()
+    if text == "log":
+        return DeliveryTarget("log")
+    if text.startswith("file:"):
+        raw = text[5:].strip()
+        if not raw:
+            raise TargetError(f"'file:' needs a path, e.g. {TARGET_EXAMPLES}")
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            path = Path(home.cron_dir) / "output" / path
+        return DeliveryTarget("file", path=path)
+    m = _PLATFORM_RE.match(text)
+    if m and m.group(1) not in ("log", "file"):
+        return DeliveryTarget("platform", platform=m.group(1), chat_id=m.group(2),
+                              thread_id=m.group(3))  # fmt: skip
+    raise TargetError(f"cannot deliver to {text!r}: use {TARGET_EXAMPLES}")
+
+
+def deliver(
+    store: CronStore,
+    home: HeraldHome,
+    *,
+    job_name: str,
+    target_text: str,
+    what: str,
+    text: str,
+    run_id: int | None = None,
+) -> OutboxItem:
+    """Write to a local target now, or queue for a platform; always leaves an outbox row."""
+    text = redact(text)
+    try:
+        target = parse_target(target_text, home)
+    except TargetError as exc:  # a target broken after creation: still say it in the log
+        log.error("cron job %s: %s; the %s went to the log instead", job_name, exc, what)
+        _write_log(home, job_name, what, text)
+        return store.queue(job_name, run_id, "log", what, text, status="delivered", error=str(exc))
+    if target.kind == "platform":
+        return store.queue(job_name, run_id, target_text, what, text)
+    try:
+        if target.kind == "file":
+            assert target.path is not None
+            target.path.parent.mkdir(parents=True, exist_ok=True)
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+            with target.path.open("a", encoding="utf-8") as fh:
+                fh.write(f"## {job_name} — {what} — {stamp}\n\n{text.rstrip()}\n\n")
+        else:
+            _write_log(home, job_name, what, text)
+    except OSError as exc:
+        log.error("cron job %s: could not write its %s to %s: %s", job_name, what, target_text, exc)
+        _write_log(home, job_name, what, text)
+        return store.queue(job_name, run_id, target_text, what, text, status="dead",
+                           error=str(exc))  # fmt: skip
+    return store.queue(job_name, run_id, target_text, what, text, status="delivered")
+
+
+def _write_log(home: HeraldHome, job_name: str, what: str, text: str) -> None:
+    log.info("cron job %s %s:\n%s", job_name, what, text)
+    path = Path(home.logs_dir) / "cron.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(f"{stamp} [{job_name}] {what}:\n{text.rstrip()}\n\n")
+
+
+async def flush_outbox(store: CronStore, home: HeraldHome, send: Sender) -> int:
+    """Deliver every queued platform item through `send`; the number delivered."""
+    delivered = 0
+    for item in store.outbox(status="queued"):
+        try:
+            target = parse_target(item.target, home)
+        except TargetError as exc:
+            store.mark_outbox(item.id, "dead", str(exc))
+            continue
+        if target.kind != "platform":
+            continue
+        assert target.platform is not None and target.chat_id is not None
+        try:
+            outcome = await send(
+                target.platform, target.chat_id, target.thread_id, item.text, f"cron:{item.id}"
+            )
+        except Exception as exc:  # a send bug must not stop the other deliveries
+            outcome = SendOutcome(ok=False, error=str(exc) or type(exc).__name__)
+        if outcome.ok:
+            store.mark_outbox(item.id, "delivered")
+            delivered += 1
+        elif outcome.dead:
+            store.mark_outbox(item.id, "dead", outcome.error)
+            log.warning("cron %s for %s: %s is gone (%s)", item.what, item.job_name,
+                        item.target, outcome.error)  # fmt: skip
+        else:
+            store.mark_outbox(item.id, "queued", outcome.error)
+    return delivered
+
+
+__all__ = [
+    "TARGET_EXAMPLES",
+    "DeliveryTarget",
+    "SendOutcome",
+    "Sender",
+    "TargetError",
+    "deliver",
+    "flush_outbox",
+    "parse_target",
+]
