@@ -177,8 +177,25 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, ToolSpec] = {}
         self._lock = threading.Lock()
-        self.generation = 0
+        self._generation = 0
         self.hooks = ToolHooks()
+
+    @property
+    def generation(self) -> Any:
+        """Changes whenever the set of tools changes (a cache key, compare only)."""
+        return self._generation
+
+    @generation.setter
+    def generation(self, value: int) -> None:
+        self._generation = value
+
+    def _specs(self) -> dict[str, ToolSpec]:
+        return self._tools
+
+    def overlay(self) -> ToolOverlay:
+        """A registry that reads through to this one and keeps its own additions to
+        itself: one agent's tools (a memory provider's) never reach another agent."""
+        return ToolOverlay(self)
 
     def register(
         self,
@@ -210,7 +227,7 @@ class ToolRegistry:
         )
         with self._lock:
             self._tools[name] = spec
-            self.generation += 1
+            self._generation += 1
         return spec
 
     def add(self, *specs: ToolSpec) -> None:
@@ -219,33 +236,34 @@ class ToolRegistry:
         with self._lock:
             for spec in specs:
                 self._tools[spec.name] = spec
-            self.generation += 1
+            self._generation += 1
 
     def unregister(self, name: str) -> None:
         with self._lock:
             if self._tools.pop(name, None) is not None:
-                self.generation += 1
+                self._generation += 1
 
     def get(self, name: str) -> ToolSpec | None:
-        return self._tools.get(name)
+        return self._specs().get(name)
 
     def names(self) -> list[str]:
-        return sorted(self._tools)
+        return sorted(self._specs())
 
     def definitions(self, names: Sequence[str]) -> list[dict[str, Any]]:
         """Definitions for `names`, in that order; unknown names are skipped."""
-        return [self._tools[n].definition() for n in names if n in self._tools]
+        specs = self._specs()
+        return [specs[n].definition() for n in names if n in specs]
 
     def restore_state(self, messages: list[dict[str, Any]], ctx: ToolContext) -> None:
         """Let each tool rebuild its per-agent state from a resumed transcript."""
-        for spec in list(self._tools.values()):
+        for spec in list(self._specs().values()):
             if spec.restore_fn is not None:
                 spec.restore_fn(messages, ctx.state)
 
     def toolsets(self) -> dict[str, list[str]]:
         """Tool names by the toolset they registered with."""
         out: dict[str, list[str]] = {}
-        for spec in sorted(self._tools.values(), key=lambda s: s.name):
+        for spec in sorted(self._specs().values(), key=lambda s: s.name):
             out.setdefault(spec.toolset, []).append(spec.name)
         return out
 
@@ -265,7 +283,7 @@ class ToolRegistry:
         run_hooks: bool = True,
     ) -> ToolResult:
         """Run one call; never raises. ``run_hooks=False`` for Herald's internal calls."""
-        spec = self._tools.get(name)
+        spec = self.get(name)
         if spec is None:
             known = ", ".join(self.names()) or "none"
             return ToolResult(sanitize_error(f"unknown tool {name!r}; available: {known}"), True)
@@ -308,6 +326,31 @@ class ToolRegistry:
                 text, tool=spec.name, max_result_chars=spec.max_result_chars, home_root=home_root
             )
         )
+
+
+class ToolOverlay(ToolRegistry):
+    """One agent's tools on top of a shared registry (see `ToolRegistry.overlay`).
+    Hooks are the shared registry's; tools added here shadow shared ones by name."""
+
+    def __init__(self, base: ToolRegistry):
+        super().__init__()
+        self.base = base
+        self.hooks = base.hooks
+
+    @property
+    def generation(self) -> Any:
+        return (self.base.generation, self._generation)
+
+    @generation.setter
+    def generation(self, value: int) -> None:
+        self._generation = value
+
+    def _specs(self) -> dict[str, ToolSpec]:
+        own = self._tools
+        return {**self.base._specs(), **own} if own else self.base._specs()
+
+    def overlay(self) -> ToolOverlay:
+        return ToolOverlay(self)
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
