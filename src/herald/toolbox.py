@@ -19,6 +19,15 @@ if TYPE_CHECKING:
 # Modules that export ``TOOLS``; imported lazily, in this order.
 CAPABILITY_MODULES: tuple[str, ...] = ()
 
+# Capability modules not yet moved to ``TOOLS``: they still register on the process
+# registry when imported, so only this composition root imports them (herald.tools
+# itself imports nothing from skills or memory).
+LEGACY_CAPABILITY_MODULES: tuple[str, ...] = (
+    "herald.skills.tools",
+    "herald.memory.session_search",
+    "herald.memory.tool",
+)
+
 _lock = threading.Lock()
 _assembled = False
 
@@ -30,10 +39,12 @@ def default_registry() -> ToolRegistry:
 
     with _lock:
         if not _assembled:
+            for name in LEGACY_CAPABILITY_MODULES:
+                importlib.import_module(name)
             for name in CAPABILITY_MODULES:
                 registry.add(*importlib.import_module(name).TOOLS)
             _assembled = True
     return registry
 
 
-__all__ = ["CAPABILITY_MODULES", "default_registry"]
+__all__ = ["CAPABILITY_MODULES", "LEGACY_CAPABILITY_MODULES", "default_registry"]

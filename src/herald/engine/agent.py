@@ -23,7 +23,6 @@ from herald.context import (
     create_engine,
     resolve_context_window,
 )
-from herald.engine import session as session_stage
 from herald.engine.budget import IterationBudget
 from herald.engine.callbacks import TurnCallbacks
 from herald.engine.handle import Humans, TurnControls, TurnHandle
@@ -32,7 +31,14 @@ from herald.engine.options import AgentOptions
 from herald.engine.ports import TranscriptStore
 from herald.engine.pressure import compress_history
 from herald.engine.result import ExitReason, TurnResult
-from herald.engine.session import title_from
+from herald.engine.session import (
+    build_prompt,
+    ensure_session,
+    install_system_prompt,
+    resume_session,
+    title_from,
+    update_meta,
+)
 from herald.engine.transcript import PersistenceError
 from herald.engine.turn import Background, run_turn
 from herald.engine.turn_context import SessionRuntime, SessionState, ToolView, TurnContext
@@ -110,7 +116,7 @@ class Agent:
 
             tool_context.state[JUDGE_KEY] = self._judge
         if session_id is not None:
-            session_stage.resume_session(self.runtime, session_id)
+            resume_session(self.runtime, session_id)
 
     @classmethod
     def from_settings(
@@ -179,7 +185,7 @@ class Agent:
 
     def update_session_meta(self, **updates: Any) -> None:
         """Set keys of the session's meta (None removes one); written to disk first."""
-        session_stage.update_meta(self.runtime, updates)
+        update_meta(self.runtime, updates)
 
     # ---- turns ------------------------------------------------------------------------------
 
@@ -261,7 +267,7 @@ class Agent:
         limit = rt.options.max_iterations or rt.config.agent.max_iterations
         turn = TurnState(budget=IterationBudget(limit, parent=rt.options.parent_budget))
         try:
-            session_stage.ensure_session(rt, text)
+            ensure_session(rt, text)
         except PersistenceError as exc:
             log.error("turn stopped: %s", exc)
             turn.end(ExitReason.PERSISTENCE_FAILED, error=str(exc))
@@ -353,7 +359,7 @@ class Agent:
                 rt.store.update_session(rt.state.id, model=model, provider=provider)
             except Exception as exc:  # the store refused: sqlite error or StateError
                 raise PersistenceError(f"could not record the model switch: {exc}") from exc
-            session_stage.install_system_prompt(rt, session_stage.build_prompt(rt))
+            install_system_prompt(rt, build_prompt(rt))
 
     # ---- construction helpers -------------------------------------------------------------
 

@@ -104,6 +104,3 @@ from herald.tools import (  # noqa: F401, I001
     todo as _todo,
     web as _web,
 )
-from herald.skills import tools as _skills_tools  # noqa: F401
-from herald.memory import session_search as _session_search  # noqa: F401
-from herald.memory import tool as _memory_tool  # noqa: F401
