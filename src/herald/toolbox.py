@@ -17,12 +17,14 @@ if TYPE_CHECKING:
     from herald.tools import ToolRegistry
 
 # Modules that export ``TOOLS``; imported lazily, in this order.
-CAPABILITY_MODULES: tuple[str, ...] = ()
-
-# Capability modules not yet moved to ``TOOLS``: they still register on the process
-# registry when imported, so only this composition root imports them (herald.tools
-# itself imports nothing from skills or memory).
-LEGACY_CAPABILITY_MODULES: tuple[str, ...] = (
+CAPABILITY_MODULES: tuple[str, ...] = (
+    "herald.tools.todo",
+    "herald.tools.clarify",
+    "herald.tools.file_tools",
+    "herald.tools.search_files",
+    "herald.tools.terminal",
+    "herald.tools.process",
+    "herald.tools.web",
     "herald.skills.tools",
     "herald.memory.session_search",
     "herald.memory.tool",
@@ -39,12 +41,10 @@ def default_registry() -> ToolRegistry:
 
     with _lock:
         if not _assembled:
-            for name in LEGACY_CAPABILITY_MODULES:
-                importlib.import_module(name)
             for name in CAPABILITY_MODULES:
                 registry.add(*importlib.import_module(name).TOOLS)
             _assembled = True
     return registry
 
 
-__all__ = ["CAPABILITY_MODULES", "LEGACY_CAPABILITY_MODULES", "default_registry"]
+__all__ = ["CAPABILITY_MODULES", "default_registry"]

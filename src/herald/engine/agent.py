@@ -112,9 +112,7 @@ class Agent:
         tool_context.environment = _create_environment(config, secrets, options)
         self.runtime = dataclasses.replace(runtime, memory=self._create_memory(runtime))
         if config.approvals.mode == "smart":  # the auxiliary model reviews risky commands first
-            from herald.tools.terminal_approval import JUDGE_KEY
-
-            tool_context.state[JUDGE_KEY] = self._judge
+            tool_context.judge = self._judge
         if session_id is not None:
             resume_session(self.runtime, session_id)
 
@@ -337,11 +335,11 @@ class Agent:
         self, focus: str | None = None, *, callbacks: TurnCallbacks | None = None
     ) -> bool:
         """`/compress [TOPIC]`: compress at the user's request, optionally focused; the
-        notices go to ``callbacks`` (this call's, never a later turn's)."""
+        notices go to ``callbacks`` (this call's only), else to the agent's own."""
         if self.transcript is None:
             return False
         with self._turn_lock:
-            ctx = self._turn_context("", TurnControls(), callbacks or TurnCallbacks(), None)
+            ctx = self._turn_context("", TurnControls(), callbacks or self.callbacks, None)
             return compress_history(ctx, focus=focus, force=True)
 
     def switch_model(self, client: ModelClient) -> None:

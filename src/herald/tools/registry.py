@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.environments import Environment
     from herald.safety import ApprovalPrompt
+    from herald.tools.ports import HistoryStore, MemoryHandle
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,9 @@ class ToolContext:
 
     session_id: str | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
-    state: dict[str, Any] = field(default_factory=dict)  # per-agent tool state (e.g. todo list)
+    # Each tool's own per-agent state (the todo list, killed process ids), keyed by the
+    # tool that owns it; services the tools share are the typed fields below.
+    state: dict[str, Any] = field(default_factory=dict)
     home: HeraldHome | None = None
     config: HeraldConfig | None = None
     secrets: Secrets | None = None
@@ -84,7 +87,11 @@ class ToolContext:
     clarify: Callable[[str, list[str] | None], str | None] | None = None
     on_activity: Callable[[str], None] | None = None  # throttled progress of long tools
     # The session store (a herald.state.StateStore) for tools that read history.
-    store: Any = None
+    store: HistoryStore | None = None
+    # The agent's memory manager (the `memory` tool and a provider's tools write through it).
+    memory: MemoryHandle | None = None
+    # Smart approvals: the auxiliary model's verdict on a flagged command; None = off.
+    judge: Callable[[str], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,14 +125,25 @@ class ToolSpec:
     check_fn: Callable[[ToolContext], bool] | None = None
     requires_env: tuple[str, ...] = ()
     parallel_safe: bool = False
-    path_scope: str | None = None
+    # The arguments that hold paths the tool reads / writes (the batch planner keeps a
+    # writer apart from calls touching the same path).
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     # Rebuilds the tool's per-agent state from a resumed transcript.
     restore_fn: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None
 
     @property
     def path_scopes(self) -> tuple[PathScope, ...]:
-        return parse_path_scope(self.path_scope)
+        return tuple(PathScope("read", a) for a in self.reads) + tuple(
+            PathScope("write", a) for a in self.writes
+        )
+
+    @property
+    def path_scope(self) -> str | None:
+        """The scopes as text (``"read:path"``), for display."""
+        text = ",".join(f"{s.mode}:{s.argument}" for s in self.path_scopes)
+        return text or None
 
     @property
     def read_only(self) -> bool:
@@ -210,7 +228,7 @@ class ToolRegistry:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         restore_fn: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None,
     ) -> ToolSpec:
-        parse_path_scope(path_scope)  # a malformed scope is a bug in the tool module
+        scopes = parse_path_scope(path_scope)  # a malformed scope is a bug in the tool module
         if max_result_chars < 1:
             raise ValueError(f"max_result_chars for {name!r} must be positive")
         spec = ToolSpec(
@@ -221,7 +239,8 @@ class ToolRegistry:
             check_fn=check_fn,
             requires_env=tuple(requires_env),
             parallel_safe=parallel_safe,
-            path_scope=path_scope,
+            reads=tuple(x.argument for x in scopes if x.mode == "read"),
+            writes=tuple(x.argument for x in scopes if x.mode == "write"),
             max_result_chars=max_result_chars,
             restore_fn=restore_fn,
         )
