@@ -16,6 +16,7 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class ToolView:
     def request_tools(self) -> list[dict[str, Any]] | None:
         return list(self.definitions) or None
 
-    @property
+    @cached_property
     def chars(self) -> int:
         """Size of the tools array each request carries (for token estimates)."""
         return len(json.dumps(list(self.definitions)))
