@@ -48,6 +48,7 @@ from herald.tools import ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from herald.config import Secrets, Settings
+    from herald.engine.transcript import Transcript
     from herald.environments import Environment
     from herald.memory import MemoryManager
     from herald.providers import AuxiliaryClient, ModelClient
@@ -144,23 +145,73 @@ class Agent:
 
     # ---- read-only views of the session ---------------------------------------------------
 
-    config = property(lambda self: self.runtime.config)
-    home = property(lambda self: self.runtime.home)
-    secrets = property(lambda self: self.runtime.secrets)
-    store = property(lambda self: self.runtime.store)
-    options = property(lambda self: self.runtime.options)
-    registry = property(lambda self: self.runtime.tools)
-    context_engine = property(lambda self: self.runtime.context_engine)
-    accountant = property(lambda self: self.runtime.accountant)
-    memory = property(lambda self: self.runtime.memory)
-    client = property(lambda self: self.runtime.state.client)
-    session_id = property(lambda self: self.runtime.state.id)
-    transcript = property(lambda self: self.runtime.state.transcript)
-    system_prompt = property(lambda self: self.runtime.state.system_prompt)
-    session_identity = property(lambda self: self.runtime.state.identity)
-    session_meta = property(lambda self: dict(self.runtime.state.meta))
-    review_thread = property(lambda self: self._background.review)
-    curator_thread = property(lambda self: self._background.curator)
+    @property
+    def config(self) -> HeraldConfig:
+        return self.runtime.config
+
+    @property
+    def home(self) -> HeraldHome:
+        return self.runtime.home
+
+    @property
+    def secrets(self) -> Secrets | None:
+        return self.runtime.secrets
+
+    @property
+    def store(self) -> TranscriptStore:
+        return self.runtime.store
+
+    @property
+    def options(self) -> AgentOptions:
+        return self.runtime.options
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.runtime.tools
+
+    @property
+    def context_engine(self) -> ContextEngine:
+        return self.runtime.context_engine
+
+    @property
+    def accountant(self) -> TokenAccountant:
+        return self.runtime.accountant
+
+    @property
+    def memory(self) -> MemoryManager | None:
+        return self.runtime.memory
+
+    @property
+    def client(self) -> ModelClient:
+        return self.runtime.state.client
+
+    @property
+    def session_id(self) -> str | None:
+        return self.runtime.state.id
+
+    @property
+    def transcript(self) -> Transcript | None:
+        return self.runtime.state.transcript
+
+    @property
+    def system_prompt(self) -> str | None:
+        return self.runtime.state.system_prompt
+
+    @property
+    def session_identity(self) -> tuple[str, str]:
+        return self.runtime.state.identity
+
+    @property
+    def session_meta(self) -> dict[str, Any]:
+        return dict(self.runtime.state.meta)
+
+    @property
+    def review_thread(self) -> threading.Thread | None:
+        return self._background.review
+
+    @property
+    def curator_thread(self) -> threading.Thread | None:
+        return self._background.curator
 
     @property
     def tool_context(self) -> ToolContext:
