@@ -90,7 +90,7 @@ def main() -> None:
         agent = Agent.from_settings(
             settings,
             store,
-            options=AgentOptions(cwd=str(work), max_turns=args.iterations + 5),
+            options=AgentOptions(cwd=str(work), max_iterations=args.iterations + 5),
             callbacks=TurnCallbacks(on_status=statuses.append),
         )
         started = time.perf_counter()

@@ -31,7 +31,10 @@ from herald.engine import Agent, AgentOptions, ExitReason
 from herald.state import StateStore
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import fake_model_config, make_home
-from herald.tools import ERROR_PREFIX, registry
+from herald.toolbox import default_registry
+from herald.tools import ERROR_PREFIX
+
+registry = default_registry()
 
 # Tool modules that may not be imported by `herald.tools` yet; each self-registers.
 OPTIONAL_TOOL_MODULES = (
@@ -106,7 +109,7 @@ def in_process_turn(
             Path(tmp) / "home", fake_model_config(server, context_length=1_000_000)
         )
         store = StateStore(settings.home.state_db)
-        options = AgentOptions(max_turns=iterations + 5, cwd=str(work))
+        options = AgentOptions(max_iterations=iterations + 5, cwd=str(work))
         agent = Agent.from_settings(settings, store, options=options)
         _attach_environment(agent, work)
         server.reset()

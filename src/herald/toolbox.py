@@ -17,7 +17,20 @@ if TYPE_CHECKING:
     from herald.tools import ToolRegistry
 
 # Modules that export ``TOOLS``; imported lazily, in this order.
-CAPABILITY_MODULES: tuple[str, ...] = ("herald.kanban.tools", "herald.cron.tool")
+CAPABILITY_MODULES: tuple[str, ...] = (
+    "herald.tools.todo",
+    "herald.tools.clarify",
+    "herald.tools.file_tools",
+    "herald.tools.search_files",
+    "herald.tools.terminal",
+    "herald.tools.process",
+    "herald.tools.web",
+    "herald.skills.tools",
+    "herald.memory.session_search",
+    "herald.memory.tool",
+    "herald.kanban.tools",
+    "herald.cron.tool",
+)
 
 _lock = threading.Lock()
 _assembled = False

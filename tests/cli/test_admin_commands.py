@@ -11,10 +11,10 @@ from herald.testing.fake_llm import Reply
 
 def test_config_path_show_set(herald_home, run_cli):
     assert run_cli("config", "path").stdout.strip() == str(herald_home / "config.yaml")
-    proc = run_cli("config", "set", "agent.max_turns", "7")
+    proc = run_cli("config", "set", "agent.max_iterations", "7")
     assert proc.returncode == 0, proc.stderr
     shown = yaml.safe_load(run_cli("config", "show").stdout)
-    assert shown["agent"]["max_turns"] == 7
+    assert shown["agent"]["max_iterations"] == 7
     assert shown["model"]["name"] == "fake-gpt"
 
 

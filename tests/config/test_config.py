@@ -26,7 +26,7 @@ def write(path: Path, text: str) -> Path:
 def test_missing_file_gives_defaults(tmp_path):
     config = load_config(tmp_path / "config.yaml")
     assert config == HeraldConfig()
-    assert config.agent.max_turns == 90
+    assert config.agent.max_iterations == 90
     assert config.model.stream is True
 
 
@@ -43,8 +43,8 @@ def test_wrong_type_names_file_key_expected_and_found(tmp_path):
 
 
 def test_out_of_range_value(tmp_path):
-    path = write(tmp_path / "config.yaml", "agent:\n  max_turns: 0\n")
-    with pytest.raises(ConfigError, match=r"agent\.max_turns: expected .*greater than or equal to 1, found 0"):
+    path = write(tmp_path / "config.yaml", "agent:\n  max_iterations: 0\n")
+    with pytest.raises(ConfigError, match=r"agent\.max_iterations: expected .*greater than or equal to 1, found 0"):
         load_config(path)
 
 
@@ -77,13 +77,13 @@ def test_top_level_must_be_a_mapping(tmp_path):
 def test_set_value_validates_before_writing(tmp_path):
     path = tmp_path / "config.yaml"
     set_value(path, "model.name", "gpt-test")
-    set_value(path, "agent.max_turns", "12")
+    set_value(path, "agent.max_iterations", "12")
     set_value(path, "model.stream", "false")
     config = load_config(path)
-    assert (config.model.name, config.agent.max_turns, config.model.stream) == ("gpt-test", 12, False)
+    assert (config.model.name, config.agent.max_iterations, config.model.stream) == ("gpt-test", 12, False)
     before = path.read_text()
-    with pytest.raises(ConfigError, match=r"agent\.max_turns"):
-        set_value(path, "agent.max_turns", "-3")
+    with pytest.raises(ConfigError, match=r"agent\.max_iterations"):
+        set_value(path, "agent.max_iterations", "-3")
     with pytest.raises(ConfigError, match="unknown key"):
         set_value(path, "agent.max_turnz", "3")
     assert path.read_text() == before  # nothing half-written
@@ -189,3 +189,12 @@ def test_the_env_read_detector_finds_real_reads():
 
     code = "import os\na = os.environ['OPENAI_API_KEY']\nb = os.getenv('X_TOKEN')\n'os.environ[\"Y_KEY\"]'"
     assert _env_reads(ast.parse(code)) == ["OPENAI_API_KEY", "X_TOKEN"]
+
+
+def test_the_old_max_turns_key_still_works_with_a_deprecation_notice(tmp_path, caplog):
+    path = write(tmp_path / "config.yaml", "agent:\n  max_turns: 7\n")
+    with caplog.at_level("WARNING", logger="herald.config.schema"):
+        config = load_config(path)
+    assert config.agent.max_iterations == 7
+    assert "agent.max_turns is deprecated" in caplog.text
+    assert "agent.max_iterations" in caplog.text

@@ -48,7 +48,9 @@ def reviewer_script(memory_tool_available: bool):
 
 
 def test_correction_becomes_a_skill_that_the_next_session_sees(make_agent, fake_llm):
-    from herald.tools import registry
+    from herald.toolbox import default_registry
+
+    registry = default_registry()
 
     has_memory = registry.get("memory") is not None
     fake_llm.set_handler(reviewer_script(has_memory))

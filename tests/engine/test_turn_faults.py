@@ -67,7 +67,7 @@ SCENARIOS = [
         "500-no-budget-left",
         "openai",
         [Fault.status(500), OK],
-        {"agent": {"max_turns": 1}},
+        {"agent": {"max_iterations": 1}},
         ExitReason.ERROR_NEAR_MAX_ITERATIONS,
         1,
     ),
@@ -188,7 +188,7 @@ def test_interrupt_between_tools(make_agent, fake_llm):
 
 def test_budget_exhaustion_asks_for_a_summary(make_agent, fake_llm):
     fake_llm.set_handler(lambda req: TODO_CALL if req.tools else Reply.text("summary of progress"))
-    agent = make_agent(max_turns=3)
+    agent = make_agent(max_iterations=3)
     result = agent.run_turn("loop forever")
     assert result.exit_reason is ExitReason.MAX_ITERATIONS_REACHED
     assert result.final_text == "summary of progress"
@@ -201,7 +201,7 @@ def test_budget_exhaustion_asks_for_a_summary(make_agent, fake_llm):
 def test_parent_budget_exhaustion(make_agent, fake_llm):
     fake_llm.set_handler(lambda req: TODO_CALL if req.tools else Reply.text("partial"))
     parent = IterationBudget(2)
-    agent = make_agent(max_turns=10, parent_budget=parent)
+    agent = make_agent(max_iterations=10, parent_budget=parent)
     result = agent.run_turn("work")
     assert result.exit_reason is ExitReason.BUDGET_EXHAUSTED
     assert parent.used == 2

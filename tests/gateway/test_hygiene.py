@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from herald.context import ContextEngine, register_engine
+from herald.engine.hygiene import META_KEY, next_state
 from herald.gateway.contracts import MessageEvent
-from herald.gateway.hygiene import META_KEY, next_state
 from herald.gateway.runner import GatewayRunner
 from herald.gateway.session_keys import build_session_key
 from herald.state import StateStore

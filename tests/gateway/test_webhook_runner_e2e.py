@@ -21,7 +21,10 @@ from herald.gateway.runner import GatewayRunner
 from herald.gateway.testing import LoopbackAdapter
 from herald.state import StateStore
 from herald.testing.fake_llm import FakeLLMServer, Reply
-from herald.tools import registry, resolve_toolset
+from herald.toolbox import default_registry
+from herald.tools import resolve_toolset
+
+registry = default_registry()
 
 SECRET = "e2e-webhook-secret-0123456789"
 Started = tuple[GatewayRunner, WebhookAdapter, LoopbackAdapter, dict[str, Settings]]

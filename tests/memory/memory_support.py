@@ -9,7 +9,10 @@ from typing import Any
 from herald.config import Settings
 from herald.memory import MemoryManager
 from herald.testing.homes import make_home
-from herald.tools import ToolContext, registry
+from herald.toolbox import default_registry
+from herald.tools import ToolContext
+
+registry = default_registry()  # the built-in tools, assembled by the composition root
 
 
 def home_settings(tmp_path: Path, memory: dict[str, Any] | None = None) -> Settings:

@@ -8,7 +8,10 @@ import pytest
 from memory_support import call, call_raw, home_settings, manager_for, tool_context
 
 from herald.memory import snapshot_blocks
-from herald.tools import BUILTIN_TOOLSETS, registry, resolve_toolset
+from herald.toolbox import default_registry
+from herald.tools import BUILTIN_TOOLSETS, resolve_toolset
+
+registry = default_registry()
 
 
 @pytest.fixture

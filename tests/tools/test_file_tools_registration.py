@@ -57,7 +57,17 @@ def test_schemas_are_small(reg, name):
     assert size <= MAX_SCHEMA_BYTES, f"{name} schema is {size} bytes"
 
 
-def test_importing_registers_on_the_shared_registry():
-    from herald.tools.registry import registry
+def test_the_composition_root_assembles_them_and_importing_registers_nothing():
+    import subprocess
+    import sys
 
-    assert set(EXPECTED) <= set(registry.names())
+    from herald.toolbox import default_registry
+
+    probe = (
+        "import herald.tools.file_tools, herald.memory.tool, herald.skills.tools\n"
+        "from herald.tools import registry\n"
+        "print(len(registry.names()))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"  # declaring is not registering
+    assert set(EXPECTED) <= set(default_registry().names())

@@ -18,7 +18,7 @@ from test_terminal_support import (
 )
 
 from herald.config import load_config
-from herald.tools.terminal_approval import JUDGE_KEY, SESSION_PATTERNS_KEY
+from herald.tools.terminal_approval import SESSION_PATTERNS_KEY
 
 
 def _saved_always_allow(config_path: Path) -> list[str]:
@@ -151,18 +151,18 @@ def test_smart_mode_uses_the_judge_from_the_session_state(tmp_path: Path) -> Non
 
     human = FakeHuman([])
     h = make_harness(tmp_path, {"approvals": {"mode": "smart"}}, approve=human)
-    h.ctx.state[JUDGE_KEY] = approving_judge
+    h.ctx.judge = approving_judge
     assert h.ok("terminal", command=NEEDS_APPROVAL).startswith("42\n")
     assert len(judged) == 1 and human.prompts == []
 
-    h.ctx.state[JUDGE_KEY] = lambda prompt: "ESCALATE"
+    h.ctx.judge = lambda prompt: "ESCALATE"
     h.ctx.approve = human = FakeHuman(["deny"])
     h.error("terminal", command=NEEDS_APPROVAL_TRACE)
     assert len(human.prompts) == 1  # an unsure judge hands over to the human
     h.close()
 
     unattended = make_harness(tmp_path, {"approvals": {"mode": "smart"}}, surface="api")
-    unattended.ctx.state[JUDGE_KEY] = lambda prompt: "DENY\nwrites files"
+    unattended.ctx.judge = lambda prompt: "DENY\nwrites files"
     err = unattended.error("terminal", command=NEEDS_APPROVAL_TRACE)
     assert "judged it unsafe" in err
     assert not (unattended.work / "ran.txt").exists()

@@ -274,7 +274,10 @@ def test_explicit_names_replace_the_bundle_but_disabled_still_applies(reg):
 def test_the_webhook_bundle_is_read_only_whatever_registers_in_core():
     """Untrusted webhook turns get no tool that writes, asks a human or reads history."""
     from herald.config import HeraldConfig
-    from herald.tools import available_tool_names, registry
+    from herald.toolbox import default_registry
+    from herald.tools import available_tool_names
+
+    registry = default_registry()
 
     names = set(available_tool_names("herald-webhook", HeraldConfig(), registry))
     assert names and names <= {"todo", "skills_list", "skill_view", "web_search", "web_extract"}
@@ -284,8 +287,10 @@ def test_the_webhook_bundle_is_read_only_whatever_registers_in_core():
 
 def test_the_offline_demo_model_gets_a_read_only_bundle():
     from herald.config import HeraldConfig
-    from herald.tools import registry
+    from herald.toolbox import default_registry
     from herald.tools.toolsets import bundle_for
+
+    registry = default_registry()
 
     assert bundle_for("herald-cli", "local") == "herald-local"
     assert bundle_for("herald-cli", "openai") == "herald-cli"

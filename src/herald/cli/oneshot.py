@@ -106,7 +106,7 @@ def run_oneshot(
             settings,
             store,
             session_id=session_id,
-            options=AgentOptions(source="cli", platform="cli", max_turns=max_turns),
+            options=AgentOptions(source="cli", platform="cli", max_iterations=max_turns),
         )
         attended = sys.stdin.isatty()  # a person at the terminal can approve and answer
         channel = HumanChannel(

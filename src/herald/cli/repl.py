@@ -56,7 +56,7 @@ class Repl:
             self.settings,
             self.store,
             session_id=session_id,
-            options=AgentOptions(source="cli", platform="cli", max_turns=self.max_turns),
+            options=AgentOptions(source="cli", platform="cli", max_iterations=self.max_turns),
             callbacks=self._callbacks(),  # for what happens between turns (/compress)
         )
 

@@ -6,9 +6,10 @@ their own sections here rather than reading raw dictionaries.
 
 from __future__ import annotations
 
-from typing import Literal
+import logging
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_cron import CronConfig
@@ -64,12 +65,25 @@ class AuxiliaryConfig(StrictModel):
     timeout: float | None = Field(None, gt=0)
 
 
+log = logging.getLogger(__name__)
+
+
 class AgentConfig(StrictModel):
-    max_turns: int = Field(90, ge=1, description="model calls allowed per turn")
+    max_iterations: int = Field(90, ge=1, description="model calls allowed per turn")
     max_retries: int = Field(3, ge=0, description="retries of one model call")
     retry_base_delay: float = Field(1.0, ge=0)
     retry_max_delay: float = Field(30.0, ge=0)
     empty_response_retries: int = Field(2, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_max_turns(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "max_turns" in data:
+            data = dict(data)
+            old = data.pop("max_turns")
+            data.setdefault("max_iterations", old)
+            log.warning("config: agent.max_turns is deprecated; rename it to agent.max_iterations")
+        return data
 
 
 class CredentialsConfig(StrictModel):

@@ -5,9 +5,9 @@ looks like. Messages it is given carry their stored row id under `ROW_ID`;
 rows it keeps must keep that key, rows it writes must not have it — that is
 how the turn engine knows what to archive (nothing is ever deleted).
 
-Optional hooks are called through `call_optional`, which passes only the
-keyword arguments the engine's method actually accepts, so a third-party
-engine can implement just what it needs.
+Optional hooks are ordinary methods of the base class that do nothing, so an
+engine overrides just what it needs and a misspelt override is a method that
+is never called (ruff/mypy flag it), not a hook silently skipped by name.
 """
 
 from __future__ import annotations
@@ -39,13 +39,32 @@ class ContextEngine(ABC):
     ) -> list[dict[str, Any]]:
         """A smaller history. Kept rows keep `ROW_ID`; new rows have none."""
 
-    # Optional, looked up with call_optional():
-    #   select_context(messages) -> messages for this request only
-    #   on_turn_complete(messages)
-    #   prune_tool_results_only(messages, prompt_tokens) -> messages | None
-    #   on_session_start(session_id, state) / on_session_end() / on_session_reset()
-    #   get_tool_schemas() -> list[dict];  handle_tool_call(name, args) -> str
-    #   status() -> dict
+    # ---- optional hooks: no-ops unless an engine overrides them -----------------------------
+
+    context_window: int = 0  # tokens the active model takes; 0 when unknown
+    last_report: Any = None  # the last compression's report (tokens_before/after, warnings)
+
+    def on_session_start(self, session_id: str, state: dict[str, Any] | None = None) -> None:  # noqa: B027 - an optional hook
+        """A session starts or resumes; `state` is what `export_state` returned before."""
+
+    def on_session_end(self) -> None:  # noqa: B027 - an optional hook
+        """The agent is closing."""
+
+    def export_state(self) -> dict[str, Any] | None:
+        """State to keep with the session (restored through `on_session_start`)."""
+        return None
+
+    def prune_tool_results_only(
+        self, messages: list[dict[str, Any]], prompt_tokens: int | None = None
+    ) -> list[dict[str, Any]] | None:
+        """A cheaper relief than compression; None (or `messages`) when nothing changed."""
+        return None
+
+    def set_overhead(self, tokens: int) -> None:  # noqa: B027 - an optional hook
+        """What every request carries besides the history (system prompt, tools)."""
+
+    def status(self) -> dict[str, Any]:
+        return {"name": self.name}
 
 
 def call_optional(engine: object, method: str, /, default: Any = None, **kwargs: Any) -> Any:

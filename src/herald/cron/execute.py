@@ -60,7 +60,7 @@ def execute_job(
         platform="cron",
         cwd=str(cwd),
         toolset=job.toolset or cron.toolset,
-        max_turns=max_turns,
+        max_iterations=max_turns,
     )
     try:
         with StateStore(settings.home.state_db) as store:

@@ -1,13 +1,15 @@
 """Turn engine (L4): one turn — prologue, iterations, retries, tool rounds, finalize.
 
-`Agent` holds one session; `Agent.run_turn(text)` returns a `TurnResult` whose
-`exit_reason` always names why the turn ended.
+`Agent` is one session; `Agent.start_turn(text, callbacks=..., humans=...)` returns
+the turn's `TurnHandle`, whose `result()` is a `TurnResult` with an `exit_reason`
+that always names why the turn ended. The stages take a frozen `TurnContext`.
 """
 
 from herald.engine.agent import Agent, AgentOptions, title_from
 from herald.engine.budget import IterationBudget
 from herald.engine.callbacks import TurnCallbacks
 from herald.engine.handle import Humans, TurnHandle
+from herald.engine.hygiene import ContextStatus
 from herald.engine.ports import TranscriptStore
 from herald.engine.repair import (
     CANCELLED_RESULT,
@@ -18,6 +20,7 @@ from herald.engine.repair import (
 from herald.engine.result import COMPLETED_REASONS, ExitReason, TurnResult
 from herald.engine.steer import STEER_HEADER, SteerQueue
 from herald.engine.transcript import PersistenceError
+from herald.engine.turn_context import TurnContext
 
 __all__ = [
     "CANCELLED_RESULT",
@@ -26,6 +29,7 @@ __all__ = [
     "STEER_HEADER",
     "Agent",
     "AgentOptions",
+    "ContextStatus",
     "ExitReason",
     "Humans",
     "IterationBudget",
@@ -34,6 +38,7 @@ __all__ = [
     "SteerQueue",
     "TranscriptStore",
     "TurnCallbacks",
+    "TurnContext",
     "TurnHandle",
     "TurnResult",
     "repair_transcript",

@@ -1,47 +1,54 @@
-"""`Agent`: one session, and `run_turn` — prologue, iterations, finalize.
+"""`Agent`: one session, and the turns run on it.
 
-The stages live in their own modules: session.py (create/resume, the frozen
-prompt), iteration.py (the loop), model_call.py (retries), intake.py,
-tool_round.py, pressure.py (compression) and usage.py. `interrupt()` and
-`steer()` are safe to call from any thread while a turn runs.
+An `Agent` is a session: it holds the session's collaborators (`SessionRuntime`)
+and starts turns. `start_turn()` gives every turn its own `TurnHandle` (cancel
+event, steer queue), its own callbacks and its own `Humans`; the stages get a
+frozen `TurnContext` and never see the Agent (turn.py, iteration.py,
+model_call.py, tool_round.py, pressure.py, session.py, review.py, hygiene.py).
+Surfaces never assign an Agent attribute: everything per turn is an argument.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import logging
-import os
 import threading
-from dataclasses import dataclass, field
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
 from herald.config import HeraldConfig, HeraldHome
 from herald.context import (
     ContextEngine,
     TokenAccountant,
-    call_optional,
     create_engine,
     resolve_context_window,
 )
-from herald.engine import session as session_stage
 from herald.engine.budget import IterationBudget
 from herald.engine.callbacks import TurnCallbacks
-from herald.engine.handle import Humans, TurnHandle
-from herald.engine.iteration import run_iterations
+from herald.engine.handle import Humans, TurnControls, TurnHandle
+from herald.engine.hygiene import ContextStatus, context_status
+from herald.engine.options import AgentOptions
 from herald.engine.ports import TranscriptStore
-from herald.engine.pressure import compress_history, relieve_pressure
+from herald.engine.pressure import compress_history
 from herald.engine.result import ExitReason, TurnResult
-from herald.engine.review import maybe_curate, plan_review, spawn_review
-from herald.engine.session import title_from
-from herald.engine.steer import SteerQueue
-from herald.engine.transcript import PersistenceError, Transcript
+from herald.engine.session import (
+    build_prompt,
+    ensure_session,
+    install_system_prompt,
+    resume_session,
+    title_from,
+    update_meta,
+)
+from herald.engine.transcript import PersistenceError
+from herald.engine.turn import Background, run_turn
+from herald.engine.turn_context import SessionRuntime, SessionState, ToolView, TurnContext
 from herald.engine.turn_state import TurnState
-from herald.engine.usage import record_main_usage, store_usage
-from herald.providers import NormalizedResponse
-from herald.tools import DEFAULT_BUNDLE, ToolContext, ToolRegistry, ToolSelection, select_tools
+from herald.engine.usage import store_usage
+from herald.tools import ToolContext, ToolRegistry
 
 if TYPE_CHECKING:
     from herald.config import Secrets, Settings
+    from herald.engine.transcript import Transcript
     from herald.environments import Environment
     from herald.memory import MemoryManager
     from herald.providers import AuxiliaryClient, ModelClient
@@ -53,22 +60,9 @@ BACKGROUND_JOIN_SECONDS = 120.0  # a review is a few model calls; never wait for
 __all__ = ["Agent", "AgentOptions", "title_from"]
 
 
-@dataclass
-class AgentOptions:
-    source: str = "cli"  # recorded on the session (cli, api, telegram, cron, …)
-    platform: str = "cli"  # shown to the model in the system prompt
-    cwd: str = field(default_factory=os.getcwd)
-    # The toolset bundle the surface exposes (config toolsets.enabled/disabled apply).
-    toolset: str = DEFAULT_BUNDLE
-    # Explicit tool names instead of the bundle (tests, restricted sub-agents).
-    enabled_tools: tuple[str, ...] | None = None
-    max_turns: int | None = None  # overrides config agent.max_turns
-    parent_budget: IterationBudget | None = None
-    caller_system: str | None = None  # a system message the caller supplied (API clients)
-    parent_session_id: str | None = None  # lineage: the session this one was forked from
-
-
 class Agent:
+    """One session. Its turns run one at a time; each is started with `start_turn`."""
+
     def __init__(
         self,
         *,
@@ -82,51 +76,46 @@ class Agent:
         callbacks: TurnCallbacks | None = None,
         secrets: Secrets | None = None,
     ):
-        self.config = config
-        self.home = home
-        self.store = store
-        self.client = client
         if registry is None:
             from herald.toolbox import default_registry
 
             registry = default_registry()
-        self.registry = registry
-        self.options = options or AgentOptions()
+        options = options or AgentOptions()
+        # Callbacks for turns started without their own (`run_turn`, tests).
         self.callbacks = callbacks or TurnCallbacks()
-        self.cancel_event = threading.Event()
-        self.steer_queue = SteerQueue()
-        self.secrets = secrets
-        self.session_id: str | None = None
-        self.system_prompt: str | None = None
-        self.session_identity: tuple[str, str] = client.identity()
-        self.transcript: Transcript | None = None
-        self.tool_context = ToolContext(
-            cancel=self.cancel_event,
-            home=home,
-            config=config,
-            secrets=secrets,
-            surface=self.options.source,
-            store=store,
-        )
-        # Raises ToolsetError (naming the known toolsets) for an unknown toolset.
-        self.enabled_tools: tuple[str, ...] = self._select_tools().names
-        self._tools_chars: int | None = None
-        self.session_meta: dict[str, Any] = {}
-        self.accountant = TokenAccountant()
-        self.context_engine: ContextEngine = self._create_context_engine()
         self._aux: AuxiliaryClient | None = None
-        self.review_thread: threading.Thread | None = None  # the last background review
-        self.curator_thread: threading.Thread | None = None
-        self._turn_text = ""
         self._turn_lock = threading.Lock()
-        self.tool_context.environment = self._create_environment()
-        self.memory = self._create_memory()
+        self._controls_lock = threading.Lock()
+        self._current: TurnControls | None = None
+        self._pending_stop = False
+        self._pending_steer: list[str] = []
+        self._background = Background()
+        tool_context = ToolContext(
+            home=home, config=config, secrets=secrets, surface=options.source, store=store
+        )
+        # The agent's own tools (a memory provider's) live on this overlay, never on
+        # the shared registry another profile's agent reads.
+        tools = registry.overlay()
+        context_engine = self._create_context_engine(config, client)
+        runtime = SessionRuntime(
+            config=config,
+            home=home,
+            secrets=secrets,
+            store=store,
+            options=options,
+            tools=tools,
+            context_engine=context_engine,
+            accountant=TokenAccountant(),
+            tool_context=tool_context,
+            state=SessionState(client=client, identity=client.identity()),
+        )
+        runtime.select_tools()  # raises ToolsetError (naming the known ones) early
+        tool_context.environment = _create_environment(config, secrets, options)
+        self.runtime = dataclasses.replace(runtime, memory=self._create_memory(runtime))
         if config.approvals.mode == "smart":  # the auxiliary model reviews risky commands first
-            from herald.tools.terminal_approval import JUDGE_KEY
-
-            self.tool_context.state[JUDGE_KEY] = self._judge
+            tool_context.judge = self._judge
         if session_id is not None:
-            session_stage.resume_session(self, session_id)
+            resume_session(self.runtime, session_id)
 
     @classmethod
     def from_settings(
@@ -154,15 +143,100 @@ class Agent:
             secrets=settings.secrets,
         )
 
-    # ---- controls, callable from other threads -------------------------------------------
+    # ---- read-only views of the session ---------------------------------------------------
 
-    def interrupt(self) -> None:
-        self.cancel_event.set()
+    @property
+    def config(self) -> HeraldConfig:
+        return self.runtime.config
 
-    def steer(self, text: str) -> None:
-        self.steer_queue.push(text)
+    @property
+    def home(self) -> HeraldHome:
+        return self.runtime.home
 
-    # ---- one turn -------------------------------------------------------------------------
+    @property
+    def secrets(self) -> Secrets | None:
+        return self.runtime.secrets
+
+    @property
+    def store(self) -> TranscriptStore:
+        return self.runtime.store
+
+    @property
+    def options(self) -> AgentOptions:
+        return self.runtime.options
+
+    @property
+    def registry(self) -> ToolRegistry:
+        return self.runtime.tools
+
+    @property
+    def context_engine(self) -> ContextEngine:
+        return self.runtime.context_engine
+
+    @property
+    def accountant(self) -> TokenAccountant:
+        return self.runtime.accountant
+
+    @property
+    def memory(self) -> MemoryManager | None:
+        return self.runtime.memory
+
+    @property
+    def client(self) -> ModelClient:
+        return self.runtime.state.client
+
+    @property
+    def session_id(self) -> str | None:
+        return self.runtime.state.id
+
+    @property
+    def transcript(self) -> Transcript | None:
+        return self.runtime.state.transcript
+
+    @property
+    def system_prompt(self) -> str | None:
+        return self.runtime.state.system_prompt
+
+    @property
+    def session_identity(self) -> tuple[str, str]:
+        return self.runtime.state.identity
+
+    @property
+    def session_meta(self) -> dict[str, Any]:
+        return dict(self.runtime.state.meta)
+
+    @property
+    def review_thread(self) -> threading.Thread | None:
+        return self._background.review
+
+    @property
+    def curator_thread(self) -> threading.Thread | None:
+        return self._background.curator
+
+    @property
+    def tool_context(self) -> ToolContext:
+        """The session's tool context; each turn's tools get a copy carrying that turn's
+        cancel event and humans. (Surfaces: pass `humans=` to `start_turn` instead of
+        setting `approve`/`clarify` here; `run_turn` still honours them.)"""
+        return self.runtime.tool_context
+
+    @property
+    def enabled_tools(self) -> tuple[str, ...]:
+        return self.runtime.select_tools().names
+
+    def tool_definitions(self) -> list[dict[str, Any]] | None:
+        """The tools array a turn would send now (a copy the caller may change)."""
+        return self.runtime.select_tools().definitions or None
+
+    def context_status(self) -> ContextStatus:
+        """How full the session's context is: estimated tokens, window, messages."""
+        return context_status(self.runtime, ToolView.of(self.runtime).chars)
+
+    def update_session_meta(self, **updates: Any) -> None:
+        """Set keys of the session's meta (None removes one); written to disk first."""
+        update_meta(self.runtime, updates)
+
+    # ---- turns ------------------------------------------------------------------------------
 
     def start_turn(
         self,
@@ -170,213 +244,206 @@ class Agent:
         *,
         callbacks: TurnCallbacks | None = None,
         humans: Humans | None = None,
+        executor: Executor | None = None,
     ) -> TurnHandle:
-        """Run one turn on its own thread; the handle interrupts, steers and waits for it.
-        Without ``humans`` the turn is unattended (approvals follow the unattended policy).
-        One turn runs at a time per agent; a second start waits for the first to end."""
-        handle = TurnHandle(cancel=self.cancel_event, steer=self.steer_queue.push)
+        """Run one turn on its own thread (or on ``executor``); the handle interrupts,
+        steers and waits for it. Without ``humans`` the turn is unattended (approvals
+        follow the unattended policy). One turn runs at a time per agent; a second
+        start waits for the first to end."""
+        handle = TurnHandle()
 
         def run() -> None:
-            with self._turn_lock:
-                saved = (self.callbacks, self.tool_context.approve, self.tool_context.clarify)
-                self.callbacks = callbacks or TurnCallbacks()
-                self.tool_context.approve = humans.approve if humans else None
-                self.tool_context.clarify = humans.clarify if humans else None
-                try:
-                    result = self.run_turn(text)
-                except BaseException as exc:  # handed to the caller through result()
-                    handle._finish(None, exc)
-                    return
-                finally:
-                    self.callbacks, self.tool_context.approve, self.tool_context.clarify = saved
-                handle._finish(result)
+            try:
+                result = self._run(text, handle.controls, callbacks or TurnCallbacks(), humans)
+            except BaseException as exc:  # handed to the caller through result()
+                handle._finish(None, exc)
+                return
+            handle._finish(result)
 
-        threading.Thread(target=run, name="herald-turn", daemon=True).start()
+        if executor is not None:
+            executor.submit(run)
+        else:
+            threading.Thread(target=run, name="herald-turn", daemon=True).start()
         return handle
 
     def run_turn(self, text: str) -> TurnResult:
-        max_turns = self.options.max_turns or self.config.agent.max_turns
-        turn = TurnState(budget=IterationBudget(max_turns, parent=self.options.parent_budget))
+        """Run one turn here and now, with the agent's own callbacks and the humans set
+        on `tool_context` (kept for the surfaces that have not moved to `start_turn`)."""
+        ctx = self.runtime.tool_context
+        humans = (
+            Humans(approve=ctx.approve, clarify=ctx.clarify)
+            if ctx.approve is not None or ctx.clarify is not None
+            else None
+        )
+        return self._run(text, TurnControls(), self.callbacks, humans)
+
+    def interrupt(self) -> None:
+        """Stop the running turn; between turns, the next one to start (a stop that
+        races a turn's start). Prefer the turn's own `TurnHandle.interrupt()`."""
+        with self._controls_lock:
+            if self._current is not None:
+                self._current.cancel.set()
+            else:
+                self._pending_stop = True
+
+    def steer(self, text: str) -> None:
+        """Steer the running turn; between turns, the next one. Prefer the handle's."""
+        with self._controls_lock:
+            if self._current is None or not self._current.steer.push(text):
+                self._pending_steer.append(text)
+
+    def _run(
+        self, text: str, controls: TurnControls, callbacks: TurnCallbacks, humans: Humans | None
+    ) -> TurnResult:
+        with self._turn_lock:
+            with self._controls_lock:
+                self._current = controls
+                if self._pending_stop:
+                    controls.cancel.set()
+                for item in self._pending_steer:
+                    controls.steer.push(item)
+                self._pending_stop, self._pending_steer = False, []
+            try:
+                return self._run_locked(text, controls, callbacks, humans)
+            finally:
+                with self._controls_lock:
+                    self._current = None
+
+    def _run_locked(
+        self, text: str, controls: TurnControls, callbacks: TurnCallbacks, humans: Humans | None
+    ) -> TurnResult:
+        rt = self.runtime
+        limit = rt.options.max_iterations or rt.config.agent.max_iterations
+        turn = TurnState(budget=IterationBudget(limit, parent=rt.options.parent_budget))
         try:
-            self._prologue(text)
-            run_iterations(self, turn)
+            ensure_session(rt, text)
         except PersistenceError as exc:
             log.error("turn stopped: %s", exc)
             turn.end(ExitReason.PERSISTENCE_FAILED, error=str(exc))
-        return self._finalize(turn)
-
-    def _prologue(self, text: str) -> None:
-        from herald.memory import api_content_for
-
-        # The stop flag is cleared when a turn ends, not when one starts: a stop that lands
-        # just before this turn begins still stops it.
-        self._tools_chars = None
-        self._turn_text = text
-        session_stage.ensure_session(self, text)
-        assert self.transcript is not None
-        self.transcript.start_turn()
-        # Recalled memory rides on this message's API copy, never on the system prompt.
-        recall = self.memory.begin_turn(text) if self.memory is not None else None
-        if recall is not None:
-            self.callbacks.status(recall.indicator)
-        self.transcript.append(
-            {"role": "user", "content": text}, api_content=api_content_for(text, recall)
+            return TurnResult(
+                final_text="",
+                exit_reason=turn.exit_reason,
+                session_id="",
+                error=turn.error,
+                leftover_steer=controls.steer.close(),
+            )
+        ctx = self._turn_context(text, controls, callbacks, humans)
+        result, background = run_turn(ctx, turn)
+        self._background = Background(
+            background.review or self._background.review,
+            background.curator or self._background.curator,
         )
-        relieve_pressure(self)  # preflight: a resumed or grown session may be too big
+        return result
 
-    def _finalize(self, turn: TurnState) -> TurnResult:
-        self.cancel_event.clear()  # per-turn flags reset for the next turn
-        if turn.exit_reason == ExitReason.UNKNOWN:  # a bug: every path must name its exit
-            log.error("turn ended without a named exit reason")
-        log.info(
-            "turn ended: %s (api calls %d, tool rounds %d)",
-            turn.exit_reason.value,
-            turn.api_calls,
-            turn.tool_iterations,
+    def _turn_context(
+        self,
+        text: str,
+        controls: TurnControls,
+        callbacks: TurnCallbacks,
+        humans: Humans | None,
+    ) -> TurnContext:
+        rt = self.runtime
+        assert rt.state.transcript is not None
+        tool_context = dataclasses.replace(
+            rt.tool_context,
+            cancel=controls.cancel,
+            approve=humans.approve if humans else None,
+            clarify=humans.clarify if humans else None,
         )
-        session_id = self.session_id or ""
-        plan = plan_review(self, turn, self._turn_text) if self.session_id else None
-        if self.session_id is not None:
-            try:
-                self.store.update_session(self.session_id, last_exit_reason=turn.exit_reason.value)
-                session_stage.save_meta(self)
-            except Exception as exc:  # the store refused: sqlite error or StateError
-                log.error("could not record the end of the turn: %s", exc)
-        if plan is not None:  # after the reply exists; the review runs on its own thread
-            self.review_thread = spawn_review(self, plan)
-        if turn.exit_reason is ExitReason.TEXT_RESPONSE:
-            if self.memory is not None:
-                self.memory.sync_turn(self._turn_text, turn.final_text)
-            self.curator_thread = maybe_curate(self) or self.curator_thread
-        added = list(self.transcript.added_this_turn) if self.transcript else []
-        return TurnResult(
-            final_text=turn.final_text,
-            exit_reason=turn.exit_reason,
-            session_id=session_id,
-            messages_added=added,
-            api_calls=turn.api_calls,
-            usage=turn.usage,
-            estimated_cost_usd=turn.cost_usd,
-            error=turn.error,
-            leftover_steer=self.steer_queue.drain(),
+        return TurnContext(
+            runtime=rt,
+            client=rt.state.client,
+            tools=ToolView.of(rt),
+            transcript=rt.state.transcript,
+            callbacks=callbacks,
+            cancel=controls.cancel,
+            steer=controls.steer,
+            humans=humans,
+            tool_context=tool_context,
+            user_text=text,
+            make_reviewer=self.fork,
         )
 
-    # ---- used by the stages ---------------------------------------------------------------
+    def fork(self, options: AgentOptions) -> Agent:
+        """A child agent on this one's home, store and tools, in a new session of its own
+        (the background reviewer)."""
+        from herald.providers import ModelClient
 
-    def request_messages(self) -> list[dict[str, Any]]:
-        from herald.engine.request import assemble_messages
-
-        assert self.system_prompt is not None and self.transcript is not None
-        return assemble_messages(
-            self.system_prompt,
-            self.transcript.messages,
-            session_identity=self.session_identity,
-            active_identity=self.client.identity(),
+        rt = self.runtime
+        return Agent(
+            config=rt.config,
+            home=rt.home,
+            store=rt.store,
+            client=ModelClient(rt.config, rt.secrets, rt.home),
+            registry=rt.tools,
+            options=options,
+            secrets=rt.secrets,
         )
 
-    def _select_tools(self) -> ToolSelection:
-        return select_tools(
-            self.registry,
-            self.config,
-            bundle=self.options.toolset,
-            explicit=self.options.enabled_tools,
-            profile=self.home.profile_label,
-            secrets=self.secrets,
-        )
+    # ---- between turns -----------------------------------------------------------------------
 
-    def tool_definitions(self) -> list[dict[str, Any]] | None:
-        """The tools array for this turn (a copy the caller may change); also refreshes
-        `enabled_tools`, the names a tool call is checked against."""
-        selection = self._select_tools()
-        self.enabled_tools = selection.names
-        return selection.definitions or None
-
-    def tools_chars(self) -> int:
-        """Size of the tools array each request carries (for token estimates)."""
-        if self._tools_chars is None:
-            self._tools_chars = len(json.dumps(self.tool_definitions() or []))
-        return self._tools_chars
-
-    def relieve_pressure(self) -> bool:
-        return relieve_pressure(self)
-
-    def try_compress_for_overflow(self) -> bool:
-        """The provider said the context overflowed: compress now, whatever the estimate."""
-        return compress_history(self, force=True)
-
-    def compress_now(self, focus: str | None = None) -> bool:
-        """`/compress [TOPIC]`: compress at the user's request, optionally focused."""
+    def compress_now(
+        self, focus: str | None = None, *, callbacks: TurnCallbacks | None = None
+    ) -> bool:
+        """`/compress [TOPIC]`: compress at the user's request, optionally focused; the
+        notices go to ``callbacks`` (this call's only), else to the agent's own."""
         if self.transcript is None:
             return False
-        changed = compress_history(self, focus=focus, force=True)
-        return changed
-
-    def save_session_meta(self) -> None:
-        session_stage.save_meta(self)
-
-    def record_usage(
-        self, turn: TurnState, response: NormalizedResponse, *, duration_ms: int
-    ) -> None:
-        record_main_usage(self, turn, response, duration_ms=duration_ms)
+        with self._turn_lock:
+            ctx = self._turn_context("", TurnControls(), callbacks or self.callbacks, None)
+            return compress_history(ctx, focus=focus, force=True)
 
     def switch_model(self, client: ModelClient) -> None:
         """An explicit model switch: the one event besides compression that rebuilds
         the session's system prompt (invariant 1)."""
-        self.client.close()
-        self.client = client
-        if self.session_id is None:
-            self.session_identity = client.identity()
-            return
-        provider, model = client.identity()
-        try:
-            self.store.update_session(self.session_id, model=model, provider=provider)
-        except Exception as exc:  # the store refused: sqlite error or StateError
-            raise PersistenceError(f"could not record the model switch: {exc}") from exc
-        session_stage.install_system_prompt(self, session_stage.build_prompt(self))
+        rt = self.runtime
+        with self._turn_lock:
+            rt.state.client.close()
+            rt.state.client = client
+            if rt.state.id is None:
+                rt.state.identity = client.identity()
+                return
+            provider, model = client.identity()
+            try:
+                rt.store.update_session(rt.state.id, model=model, provider=provider)
+            except Exception as exc:  # the store refused: sqlite error or StateError
+                raise PersistenceError(f"could not record the model switch: {exc}") from exc
+            install_system_prompt(rt, build_prompt(rt))
 
     # ---- construction helpers -------------------------------------------------------------
 
-    def _create_environment(self) -> Environment:
-        from herald.environments import create_environment
-
-        terminal = self.config.terminal
-        # The session's cwd applies to a backend on this machine (local, or a sandbox
-        # mounting it) unless terminal.cwd pins one.
-        on_this_machine = terminal.backend in ("local", "bwrap", "docker")
-        cwd = self.options.cwd if on_this_machine and not terminal.cwd else None
-        return create_environment(self.config, secrets=self.secrets, cwd=cwd)
-
-    def _create_memory(self) -> MemoryManager | None:
-        """Built-in memory plus the configured provider; a provider that cannot start is
-        reported and the session goes on with built-in memory only."""
+    def _create_memory(self, rt: SessionRuntime) -> MemoryManager | None:
+        """Built-in memory plus the configured provider (its tools on this agent's
+        overlay); a provider that cannot start is reported and the session goes on with
+        built-in memory only."""
         from herald.memory import MemoryManager, MemoryProviderError
 
         try:
-            manager = MemoryManager(self.home, self.config, self.secrets)
-            manager.register_provider_tools(self.registry)
+            manager = MemoryManager(rt.home, rt.config, rt.secrets)
+            manager.register_provider_tools(rt.tools)
         except MemoryProviderError as exc:
             self.callbacks.status(f"memory provider unavailable: {exc}")
             manager = MemoryManager(
-                self.home,
-                self.config.model_copy(
-                    update={"memory": self.config.memory.model_copy(update={"provider": None})}
+                rt.home,
+                rt.config.model_copy(
+                    update={"memory": rt.config.memory.model_copy(update={"provider": None})}
                 ),
-                self.secrets,
+                rt.secrets,
             )
-        manager.attach(self.tool_context)
+        manager.attach(rt.tool_context)
         return manager
 
-    def _create_context_engine(self) -> ContextEngine:
-        _provider, model = self.client.identity()
+    def _create_context_engine(self, config: HeraldConfig, client: ModelClient) -> ContextEngine:
+        _provider, model = client.identity()
         window = resolve_context_window(
             model,
-            override=self.config.model.context_length,
-            default=self.config.context.default_context_window,
+            override=config.model.context_length,
+            default=config.context.default_context_window,
             notify=self.callbacks.status,
         )
         return create_engine(
-            self.config.context.engine,
-            config=self.config.context,
+            config.context.engine,
+            config=config.context,
             context_window=window,
             summarizer=self._summarize,
         )
@@ -409,12 +476,13 @@ class Agent:
             messages,
             max_tokens=cfg.summary_max_tokens,
             timeout=cfg.summary_timeout,
-            cancel=self.cancel_event,
+            cancel=current.cancel if (current := self._current) is not None else None,
         )
         if response.usage is not None:
             endpoint = aux.endpoint
             store_usage(
-                self,
+                self.store,
+                self.session_id,
                 response.usage,
                 provider=endpoint.provider,
                 model=endpoint.model,
@@ -440,6 +508,19 @@ class Agent:
         environment = self.tool_context.environment
         if environment is not None:
             environment.close()
-        call_optional(self.context_engine, "on_session_end")
+        self.context_engine.on_session_end()
         if self.memory is not None:
             self.memory.shutdown()
+
+
+def _create_environment(
+    config: HeraldConfig, secrets: Secrets | None, options: AgentOptions
+) -> Environment:
+    from herald.environments import create_environment
+
+    terminal = config.terminal
+    # The session's cwd applies to a backend on this machine (local, or a sandbox
+    # mounting it) unless terminal.cwd pins one.
+    on_this_machine = terminal.backend in ("local", "bwrap", "docker")
+    cwd = options.cwd if on_this_machine and not terminal.cwd else None
+    return create_environment(config, secrets=secrets, cwd=cwd)

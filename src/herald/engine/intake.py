@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from herald.providers import NormalizedResponse
 
 if TYPE_CHECKING:
-    from herald.engine.agent import Agent
+    from herald.engine.transcript import Transcript
 
 
 def normalize_tool_call_ids(response: NormalizedResponse) -> None:
@@ -31,7 +31,7 @@ def assistant_message(response: NormalizedResponse) -> dict[str, Any]:
     return message
 
 
-def take_response(agent: Agent, response: NormalizedResponse) -> dict[str, Any]:
+def take_response(transcript: Transcript, response: NormalizedResponse) -> dict[str, Any]:
     """Persist the assistant message *before* any tool it asks for runs (invariant 5)."""
     normalize_tool_call_ids(response)
-    return agent.transcript.append(assistant_message(response))
+    return transcript.append(assistant_message(response))

@@ -15,12 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from herald.engine.pressure import compress_history
 from herald.engine.result import ExitReason
 from herald.engine.turn_state import TurnState
+from herald.engine.usage import record_main_usage
 from herald.providers import CallCancelled, NormalizedResponse, ProviderError, StreamDelta
 
 if TYPE_CHECKING:
-    from herald.engine.agent import Agent
+    from herald.engine.turn_context import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +37,8 @@ class CallOutcome:
     error: str | None = None
 
 
-def _delta_sink(agent: Agent) -> Callable[[StreamDelta], None] | None:
-    cb = agent.callbacks
+def _delta_sink(ctx: TurnContext) -> Callable[[StreamDelta], None] | None:
+    cb = ctx.callbacks
     if cb.on_text_delta is None and cb.on_reasoning_delta is None:
         return None
 
@@ -50,7 +52,7 @@ def _delta_sink(agent: Agent) -> Callable[[StreamDelta], None] | None:
 
 
 def call_model(
-    agent: Agent,
+    ctx: TurnContext,
     turn: TurnState,
     build_messages: Callable[[], list[dict[str, Any]]],
     tools: list[dict[str, Any]] | None,
@@ -59,28 +61,28 @@ def call_model(
     charged the budget for the first attempt."""
     from herald.providers import backoff_delay, classify_error, sleep_interruptible
 
-    cfg = agent.config.agent
+    cfg = ctx.config.agent
     retries = 0
     empty_responses = 0
     compressed = False
     while True:
-        if agent.cancel_event.is_set():
+        if ctx.cancel.is_set():
             return CallOutcome(exit_reason=ExitReason.INTERRUPTED_DURING_API_CALL)
         started = time.monotonic()
         try:
-            request = agent.client.build_request(build_messages(), tools)
-            settings = agent.client.settings()
+            request = ctx.client.build_request(build_messages(), tools)
+            settings = ctx.client.settings()
             turn.api_calls += 1
-            response = agent.client.call(
+            response = ctx.client.call(
                 request,
                 stream=settings.stream,
-                on_delta=_delta_sink(agent),
-                cancel=agent.cancel_event,
+                on_delta=_delta_sink(ctx),
+                cancel=ctx.cancel,
             )
             if response.is_empty:
                 raise ProviderError(
                     "the model returned an empty response",
-                    provider=agent.client.identity()[0],
+                    provider=ctx.client.identity()[0],
                     kind="empty_response",
                 )
         except CallCancelled:
@@ -98,23 +100,23 @@ def call_model(
                         exit_reason=ExitReason.EMPTY_RESPONSE_EXHAUSTED,
                         error=f"the model returned {empty_responses} empty responses in a row",
                     )
-                agent.callbacks.status("the model returned nothing; asking again")
+                ctx.callbacks.status("the model returned nothing; asking again")
             elif reason == "content_policy":
                 return CallOutcome(exit_reason=ExitReason.CONTENT_POLICY_BLOCKED, error=detail)
             elif classified.should_compress or reason in _OVERFLOW_REASONS:
-                if not compressed and agent.try_compress_for_overflow():
+                if not compressed and compress_history(ctx, force=True):
                     compressed = True
                     turn.budget.refund()  # the retry after compression is free
-                    agent.callbacks.status("context was too long; compressed and retrying")
+                    ctx.callbacks.status("context was too long; compressed and retrying")
                 else:
                     return CallOutcome(
                         exit_reason=ExitReason.CONTEXT_OVERFLOW_UNRECOVERABLE, error=detail
                     )
-            elif classified.should_rotate_credential and agent.client.rotate_credential(classified):
-                agent.callbacks.status(f"{detail}; switched to another API key")
-            elif classified.should_fallback and agent.client.fall_back(classified):
-                provider, model = agent.client.identity()
-                agent.callbacks.status(f"{detail}; falling back to {provider}:{model}")
+            elif classified.should_rotate_credential and ctx.client.rotate_credential(classified):
+                ctx.callbacks.status(f"{detail}; switched to another API key")
+            elif classified.should_fallback and ctx.client.fall_back(classified):
+                provider, model = ctx.client.identity()
+                ctx.callbacks.status(f"{detail}; falling back to {provider}:{model}")
                 retries = 0
             elif classified.retryable and retries < cfg.max_retries:
                 retries += 1
@@ -124,14 +126,14 @@ def call_model(
                     cap=cfg.retry_max_delay,
                     retry_after=classified.retry_after,
                 )
-                agent.callbacks.status(
+                ctx.callbacks.status(
                     f"{detail}; retrying in {delay:.0f} s ({retries}/{cfg.max_retries})"
                 )
-                if not sleep_interruptible(delay, agent.cancel_event):
+                if not sleep_interruptible(delay, ctx.cancel):
                     return CallOutcome(exit_reason=ExitReason.INTERRUPTED_DURING_API_CALL)
-            elif classified.retryable and agent.client.fall_back(classified):
-                provider, model = agent.client.identity()
-                agent.callbacks.status(f"{detail}; falling back to {provider}:{model}")
+            elif classified.retryable and ctx.client.fall_back(classified):
+                provider, model = ctx.client.identity()
+                ctx.callbacks.status(f"{detail}; falling back to {provider}:{model}")
                 retries = 0
             else:
                 return CallOutcome(exit_reason=ExitReason.ALL_RETRIES_EXHAUSTED, error=detail)
@@ -142,5 +144,5 @@ def call_model(
                     error=f"{detail}; no iterations left to retry",
                 )
             continue
-        agent.record_usage(turn, response, duration_ms=int((time.monotonic() - started) * 1000))
+        record_main_usage(ctx, turn, response, duration_ms=int((time.monotonic() - started) * 1000))
         return CallOutcome(response=response)

@@ -13,93 +13,85 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from herald.context import call_optional
+from herald.engine.session import save_meta
 
 if TYPE_CHECKING:
-    from herald.engine.agent import Agent
+    from herald.engine.turn_context import TurnContext
 
 log = logging.getLogger(__name__)
 
 
-def current_tokens(agent: Agent) -> int:
-    assert agent.system_prompt is not None and agent.transcript is not None
-    return agent.accountant.current(
-        agent.system_prompt, agent.transcript.messages, agent.tools_chars()
-    )
+def current_tokens(ctx: TurnContext) -> int:
+    prompt = ctx.session.system_prompt
+    assert prompt is not None
+    return ctx.accountant.current(prompt, ctx.transcript.messages, ctx.tools.chars)
 
 
-def relieve_pressure(agent: Agent) -> bool:
+def relieve_pressure(ctx: TurnContext) -> bool:
     """Prune or compress if the history is too big; True when the history changed."""
-    if agent.transcript is None or agent.system_prompt is None:
+    if ctx.session.system_prompt is None:
         return False
-    tokens = current_tokens(agent)
+    tokens = current_tokens(ctx)
     changed = False
-    pruned = call_optional(
-        agent.context_engine,
-        "prune_tool_results_only",
-        messages=agent.transcript.messages,
-        prompt_tokens=tokens,
-    )
-    if pruned is not None and pruned is not agent.transcript.messages:
-        archived = agent.transcript.replace(pruned)
+    messages = ctx.transcript.messages
+    pruned = ctx.context_engine.prune_tool_results_only(messages, prompt_tokens=tokens)
+    if pruned is not None and pruned is not messages:
+        archived = ctx.transcript.replace(pruned)
         if archived:
-            agent.accountant.reset()
-            agent.callbacks.status(f"pruned old tool output ({archived} messages shortened)")
+            ctx.accountant.reset()
+            ctx.callbacks.status(f"pruned old tool output ({archived} messages shortened)")
             changed = True
-            tokens = current_tokens(agent)
-    if agent.context_engine.should_compress(prompt_tokens=tokens):
-        changed = compress_history(agent) or changed
+            tokens = current_tokens(ctx)
+    if ctx.context_engine.should_compress(prompt_tokens=tokens):
+        changed = compress_history(ctx) or changed
     return changed
 
 
-def compress_history(agent: Agent, *, focus: str | None = None, force: bool = False) -> bool:
+def compress_history(ctx: TurnContext, *, focus: str | None = None, force: bool = False) -> bool:
     """Run the context engine's compression and make its result the history."""
-    if agent.transcript is None:
-        return False
-    engine = agent.context_engine
-    _set_overhead(agent)
-    before = agent.transcript.messages
-    after = call_optional(engine, "compress", messages=before, focus=focus, force=force)
+    engine = ctx.context_engine
+    _set_overhead(ctx)
+    before = ctx.transcript.messages
+    after = engine.compress(before, focus=focus, force=force)
     if after is None or after is before:
         return False
-    _keep_provider_notes(agent, before, after)
-    archived = agent.transcript.replace(after)
+    _keep_provider_notes(ctx, before, after)
+    archived = ctx.transcript.replace(after)
     if not archived:
         return False
-    agent.accountant.reset()
-    agent.save_session_meta()
-    report = getattr(engine, "last_report", None)
+    ctx.accountant.reset()
+    save_meta(ctx.runtime)
+    report = engine.last_report
     if report is not None:
-        agent.callbacks.status(
+        ctx.callbacks.status(
             f"compressed the conversation: ~{report.tokens_before:,} → ~{report.tokens_after:,} "
             f"tokens (saved {report.saved_fraction:.0%}, {archived} messages archived)"
         )
         for warning in report.warnings:
-            agent.callbacks.status(warning)
+            ctx.callbacks.status(warning)
     else:
-        agent.callbacks.status(f"compressed the conversation ({archived} messages archived)")
-    log.info("session %s compressed: %d rows archived", agent.session_id, archived)
+        ctx.callbacks.status(f"compressed the conversation ({archived} messages archived)")
+    log.info("session %s compressed: %d rows archived", ctx.session.id, archived)
     return True
 
 
-def _set_overhead(agent: Agent) -> None:
+def _set_overhead(ctx: TurnContext) -> None:
     """The compressor measures its result including what every request carries."""
-    if hasattr(agent.context_engine, "overhead_tokens") and agent.system_prompt is not None:
+    prompt = ctx.session.system_prompt
+    if prompt is not None:
         from herald.context import estimate_text_tokens
 
-        agent.context_engine.overhead_tokens = estimate_text_tokens(agent.system_prompt) + int(
-            agent.tools_chars() / 3.6
-        )
+        ctx.context_engine.set_overhead(estimate_text_tokens(prompt) + int(ctx.tools.chars / 3.6))
 
 
-def _keep_provider_notes(agent: Agent, before: list, after: list) -> None:
+def _keep_provider_notes(ctx: TurnContext, before: list, after: list) -> None:
     """A memory provider may name text that must survive the compression; it joins the
     new summary (a new row, so nothing stored is edited)."""
     from herald.context import ROW_ID
 
-    if agent.memory is None:
+    if ctx.memory is None:
         return
-    notes = agent.memory.on_pre_compress(before)
+    notes = ctx.memory.on_pre_compress(before)
     if not notes:
         return
     for message in after:

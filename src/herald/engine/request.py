@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from herald.context import ROW_ID, rewrite_identity
+
+if TYPE_CHECKING:
+    from herald.engine.turn_context import TurnContext
+
+
+def request_messages(ctx: TurnContext) -> list[dict[str, Any]]:
+    """What the next request sends: the session's prompt and the history."""
+    prompt = ctx.session.system_prompt
+    assert prompt is not None
+    return assemble_messages(
+        prompt,
+        ctx.transcript.messages,
+        session_identity=ctx.session.identity,
+        active_identity=ctx.client.identity(),
+    )
 
 
 def assemble_messages(

@@ -39,7 +39,7 @@ from herald.tools import (
 )
 
 if TYPE_CHECKING:
-    from herald.engine.agent import Agent
+    from herald.engine.turn_context import TurnContext
 
 log = logging.getLogger(__name__)
 
@@ -53,25 +53,25 @@ class RoundOutcome:
     halt: GuardrailDecision | None = None  # set when a guardrail stopped the turn
 
 
-def _run_one(agent: Agent, call: ToolCall) -> ToolResult:
-    if call.name not in agent.enabled_tools:
-        available = ", ".join(agent.enabled_tools) or "none"
+def _run_one(ctx: TurnContext, call: ToolCall) -> ToolResult:
+    if call.name not in ctx.tools.names:
+        available = ", ".join(ctx.tools.names) or "none"
         return ToolResult(
             sanitize_error(f"tool {call.name!r} is not available here; available: {available}"),
             True,
         )
-    cb = agent.callbacks
+    cb = ctx.callbacks
     if cb.on_tool_start is not None:
         cb.on_tool_start(call.name, call.arguments)
-    result = agent.registry.dispatch(call.name, call.arguments, agent.tool_context)
+    result = ctx.tools.dispatch(call.name, call.arguments, ctx.tool_context)
     if cb.on_tool_end is not None:
         cb.on_tool_end(call.name, result.content, result.is_error)
     return result
 
 
 class _Round:
-    def __init__(self, agent: Agent, calls: list[ToolCall], guard: GuardrailController | None):
-        self.agent = agent
+    def __init__(self, ctx: TurnContext, calls: list[ToolCall], guard: GuardrailController | None):
+        self.ctx = ctx
         self.calls = calls
         self.guard = guard
         self.outcome = RoundOutcome()
@@ -82,24 +82,22 @@ class _Round:
         return self.outcome.interrupted or self.outcome.halt is not None
 
     def check_interrupt(self) -> None:
-        if self.agent.cancel_event.is_set():
+        if self.ctx.cancel.is_set():
             self.outcome.interrupted = True
 
     def spec(self, name: str) -> ToolSpec | None:
-        if name not in self.agent.enabled_tools:
-            return None
-        return self.agent.registry.get(name)
+        return self.ctx.tools.spec(name)
 
     def planning_cwd(self) -> str:
         """Where relative paths point: the environment's directory once one is attached
         (that is what the file tools resolve against), else the session's cwd."""
-        environment = self.agent.tool_context.environment
+        environment = self.ctx.tool_context.environment
         if environment is not None:
             try:
                 return environment.cwd
             except Exception:  # an unreachable remote: plan with the session's cwd
                 log.debug("environment cwd unavailable", exc_info=True)
-        return self.agent.options.cwd
+        return self.ctx.options.cwd
 
     # ---- running --------------------------------------------------------------------------
 
@@ -119,7 +117,7 @@ class _Round:
             self.record(call, None)
             return
         try:
-            result = _run_one(self.agent, call)
+            result = _run_one(self.ctx, call)
         except Exception as exc:  # a surface callback failed: the call still gets a result
             result = self._failed(call, exc)
         self.check_interrupt()
@@ -130,7 +128,7 @@ class _Round:
         workers = min(MAX_PARALLEL_WORKERS, len(members))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="herald-tool") as pool:
             for call in members:
-                if self.agent.cancel_event.is_set():
+                if self.ctx.cancel.is_set():
                     futures.append(None)
                     continue
                 context = contextvars.copy_context()  # one per worker: a context runs in one thread
@@ -141,9 +139,9 @@ class _Round:
             self.record(call, result)
 
     def _worker(self, call: ToolCall) -> ToolResult | None:
-        if self.agent.cancel_event.is_set():
+        if self.ctx.cancel.is_set():
             return None  # the interrupt came before this worker started
-        return _run_one(self.agent, call)
+        return _run_one(self.ctx, call)
 
     @staticmethod
     def _collect(call: ToolCall, future: Future[ToolResult | None] | None) -> ToolResult | None:
@@ -181,11 +179,11 @@ class _Round:
         for note in notes:
             api_content = attach_guardrail(api_content or content, note)
         if is_last and not self.stopped:
-            steer = self.agent.steer_queue.drain()
+            steer = self.ctx.steer.drain()
             if steer:
                 api_content = attach_steer(api_content or content, steer)
         message: dict[str, Any] = tool_result_message(call.id, call.name, content)
-        self.agent.transcript.append(message, api_content=api_content)
+        self.ctx.transcript.append(message, api_content=api_content)
 
     def _observe(self, call: ToolCall, result: ToolResult) -> list[str]:
         if self.guard is None or self.outcome.halt is not None:
@@ -208,7 +206,7 @@ class _Round:
 
 
 def run_tool_round(
-    agent: Agent, calls: list[ToolCall], guard: GuardrailController | None = None
+    ctx: TurnContext, calls: list[ToolCall], guard: GuardrailController | None = None
 ) -> RoundOutcome:
     """Run `calls` and persist one result for each, in call order."""
-    return _Round(agent, calls, guard).run()
+    return _Round(ctx, calls, guard).run()

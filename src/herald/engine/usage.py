@@ -9,7 +9,8 @@ from herald.engine.transcript import PersistenceError
 from herald.providers import NormalizedResponse, Usage
 
 if TYPE_CHECKING:
-    from herald.engine.agent import Agent
+    from herald.engine.ports import TranscriptStore
+    from herald.engine.turn_context import TurnContext
     from herald.engine.turn_state import TurnState
 
 
@@ -24,7 +25,8 @@ def _counters(usage: Usage) -> dict[str, int]:
 
 
 def store_usage(
-    agent: Agent,
+    store: TranscriptStore,
+    session_id: str | None,
     usage: Usage,
     *,
     provider: str,
@@ -35,12 +37,12 @@ def store_usage(
     duration_ms: int,
     finish_reason: str | None,
 ) -> None:
-    if agent.session_id is None:
+    if session_id is None:
         return
     counters = _counters(usage)
     try:
-        agent.store.record_usage(
-            agent.session_id,
+        store.record_usage(
+            session_id,
             provider=provider,
             model=model,
             api_mode=api_mode,
@@ -50,8 +52,8 @@ def store_usage(
             finish_reason=finish_reason,
             **counters,
         )
-        agent.store.add_session_usage(
-            agent.session_id,
+        store.add_session_usage(
+            session_id,
             api_calls=1 if kind == "main" else 0,
             cost_usd=cost or 0.0,
             **counters,
@@ -61,29 +63,29 @@ def store_usage(
 
 
 def record_main_usage(
-    agent: Agent, turn: TurnState, response: NormalizedResponse, *, duration_ms: int
+    ctx: TurnContext, turn: TurnState, response: NormalizedResponse, *, duration_ms: int
 ) -> None:
     from herald.providers import estimate_cost
 
     usage = response.usage or Usage()
     turn.usage = turn.usage + usage
-    provider, model = agent.client.identity()
+    provider, model = ctx.client.identity()
     cost = estimate_cost(provider, model, usage)
     turn.add_cost(cost)
-    agent.context_engine.update_from_response(usage)
-    if agent.transcript is not None:
-        # The reply is appended next: the anchor covers everything sent plus it.
-        agent.accountant.record(
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            message_count=len(agent.transcript.messages) + 1,
-        )
+    ctx.context_engine.update_from_response(usage)
+    # The reply is appended next: the anchor covers everything sent plus it.
+    ctx.accountant.record(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        message_count=len(ctx.transcript.messages) + 1,
+    )
     store_usage(
-        agent,
+        ctx.store,
+        ctx.session.id,
         usage,
         provider=provider,
         model=model,
-        api_mode=agent.client.endpoint.api_mode,
+        api_mode=ctx.client.endpoint.api_mode,
         kind="main",
         cost=cost,
         duration_ms=duration_ms,

@@ -44,8 +44,7 @@ async def cmd_steer(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, ar
     if not arg:
         return "Usage: /steer TEXT"
     turn = slot.turn
-    if turn is not None and turn.agent is not None and turn.item.kind != "command":
-        turn.agent.steer(arg)
+    if turn is not None and turn.item.kind != "command" and turn.steer(arg):
         turn.steered.append(item)
         return "↪ Passed to the running turn; the model sees it after the current step."
     derived = runner.derive_item(item, arg)
@@ -121,9 +120,10 @@ async def cmd_compress(runner: GatewayRunner, slot: SessionSlot, item: WorkItem,
     def work(agent: Any) -> str:
         from herald.engine import TurnCallbacks
 
-        notes: list[str] = []
-        agent.callbacks = TurnCallbacks(on_status=notes.append)
-        if not agent.compress_now(focus=arg or None):
+        notes: list[str] = []  # this command's notices only: nothing stays on the agent
+        if not agent.compress_now(
+            focus=arg or None, callbacks=TurnCallbacks(on_status=notes.append)
+        ):
             return "Nothing to compress: the conversation is already short."
         return "\n".join(notes) or "Compressed the conversation."
 

@@ -1,9 +1,10 @@
 """`GatewayRunner`: the one pipeline every inbound message goes through.
 
 authorize → route (profile, session key) → slash command? → busy? → find or create
-the session → hygiene → run the turn in the thread pool → deliver. Each step is a
+the session → run the turn in the thread pool (the engine's hygiene policy first) →
+deliver. Each step is a
 small function (pipeline.py, auth.py, routing.py, session_keys.py, commands.py,
-sessions.py, hygiene.py, turns.py, delivery.py); this module only sequences them
+sessions.py, turns.py, delivery.py); this module only sequences them
 and owns the per-session queues: turns of different sessions run in parallel, one
 turn at a time per session.
 
@@ -253,8 +254,7 @@ class GatewayRunner:
         turn = slot.turn
         phase = turn.phase if turn is not None and turn.item.kind != "command" else None
         action = pipeline.busy_action(self.config.busy_mode, phase, push=item.adapter.push_replies)
-        if action == "steer" and turn is not None and turn.agent is not None:
-            turn.agent.steer(item.text)
+        if action == "steer" and turn is not None and turn.steer(item.text):
             turn.steered.append(item)
             result = DispatchResult("steered", "↪ Passed to the running turn.")
         elif action == "interrupt" and turn is not None:
@@ -361,8 +361,9 @@ class GatewayRunner:
             self.state.clear_inflight(slot.key)
         note = SHUTDOWN_NOTE if cut_by_shutdown else None
         outcome = turn_to_dispatch(result, interrupted_note=note)
-        late = active.agent.steer_queue.drain()  # steered after the engine's last look
-        leftover = "\n".join(t for t in (result.leftover_steer, late) if t)
+        # The turn's steer queue closed when it ended: what it had not delivered comes
+        # back here once, and a later steer was refused and sent as a message instead.
+        leftover = result.leftover_steer
         if leftover:
             origin = active.steered[-1] if active.steered else item
             self.enqueue(slot, self.derive_item(origin, leftover, "steer"), front=True)

@@ -18,7 +18,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from herald.config.schema_gateway import GatewayConfig
+from herald.config.schema_gateway import GatewayConfig, HygieneConfig
 from herald.gateway.agents import AgentCache
 from herald.state.gateway_tables import GatewayState
 
@@ -71,6 +71,7 @@ def build_agent(
     cwd: str,
     first_text: str,
     caller_system: str | None = None,
+    hygiene: HygieneConfig | None = None,
 ) -> Any:
     """An agent on `session_id`, or on a session created now (blocking)."""
     from herald.engine import Agent, AgentOptions, title_from
@@ -98,10 +99,10 @@ def build_agent(
             session_id=session_id,
             options=AgentOptions(
                 source=platform,
-                platform=platform,
                 toolset=toolset,
                 cwd=cwd,
                 caller_system=caller_system,
+                hygiene=hygiene,
             ),
             secrets=settings.secrets,
         )
@@ -154,6 +155,7 @@ class SessionManager:
                 cwd=self.cwd,
                 first_text=request.first_text,
                 caller_system=request.caller_system,
+                hygiene=self.config.hygiene if self.config.hygiene.enabled else None,
             ),
         )
         if agent.session_id != session_id:
@@ -181,9 +183,7 @@ class SessionManager:
         return old
 
     def remember_model(self, agent: Any, model: str) -> None:
-        meta = {**agent.session_meta, MODEL_META_KEY: model}
-        agent.store.update_session(agent.session_id, meta=meta)
-        agent.session_meta = meta
+        agent.update_session_meta(**{MODEL_META_KEY: model})
 
 
 __all__ = [

@@ -1,11 +1,14 @@
 """Running one turn of a cached agent in the thread pool, wired to the chat.
 
-The engine calls its callbacks from the turn thread; each is handed to the event
-loop with `call_soon_threadsafe`, where the status line, the stream and the phase
-of the turn are updated. Approvals and clarify questions block the tool thread
-while the question is posted through the loop. Per-turn state is reset first:
-the agent's callbacks and human hooks are replaced, its stop flag cleared and any
-stale steer drained, so nothing leaks from one message into the next.
+The turn is started with `agent.start_turn(text, callbacks=..., humans=...)` on the
+gateway's executor; the returned `TurnHandle` is the only way to stop or steer it,
+so nothing of one message (callbacks, approvals, a stop, a steer) can reach the
+next. The engine calls its callbacks from the turn thread; each is handed to the
+event loop with `call_soon_threadsafe`, where the status line, the stream and the
+phase of the turn are updated. Approvals and clarify questions block the tool
+thread while the question is posted through the loop. A `/stop` or steer that
+arrives before the turn has a handle is kept on the `ActiveTurn` and applied the
+moment the handle exists (both happen on the event loop, so none can slip by).
 """
 
 from __future__ import annotations
@@ -23,12 +26,11 @@ from herald.config.schema_gateway import GatewayConfig
 from herald.gateway.approvals import ChatPrompts
 from herald.gateway.contracts import Button, MessageEvent, PlatformAdapter, StreamCallbacks
 from herald.gateway.delivery import Deliverer, Target
-from herald.gateway.hygiene import run_hygiene
 from herald.gateway.status_line import StatusLine, describe_tool, shorten
 from herald.gateway.stream import StreamRedactor
 
 if TYPE_CHECKING:
-    from herald.engine import TurnResult
+    from herald.engine import Agent, Humans, TurnCallbacks, TurnHandle, TurnResult
 
 log = logging.getLogger(__name__)
 
@@ -50,18 +52,42 @@ class WorkItem:
 
 @dataclass
 class ActiveTurn:
+    """One work item being handled; touched only on the event loop."""
+
     item: WorkItem
-    agent: Any = None
+    agent: Agent | None = None
+    handle: TurnHandle | None = None
     phase: Phase = "preparing"
     stop_reason: str | None = None  # user | busy | shutdown
     steered: list[WorkItem] = field(default_factory=list)
     tools: int = 0
     started: float = field(default_factory=time.monotonic)
+    # Set by a stop: wakes a question this turn is waiting on (approval, clarify).
+    stopped: threading.Event = field(default_factory=threading.Event)
+    _early_steer: list[str] = field(default_factory=list)
 
     def stop(self, reason: str) -> None:
         self.stop_reason = self.stop_reason or reason
-        if self.agent is not None:
-            self.agent.interrupt()
+        self.stopped.set()
+        if self.handle is not None:
+            self.handle.interrupt()
+
+    def steer(self, text: str) -> bool:
+        """Pass `text` to this turn; False when the turn has already ended (the caller
+        sends it as a message of its own)."""
+        if self.handle is None:
+            self._early_steer.append(text)
+            return True
+        return self.handle.steer(text)
+
+    def attach(self, handle: TurnHandle) -> None:
+        """The turn has started: apply what arrived before it had a handle."""
+        self.handle = handle
+        for text in self._early_steer:
+            handle.steer(text)
+        self._early_steer.clear()
+        if self.stop_reason is not None:
+            handle.interrupt()
 
 
 def target_of(event: MessageEvent) -> Target:
@@ -95,25 +121,21 @@ class TurnDriver:
             enabled=push,
         )
         stream = StreamRedactor(item.stream.on_text_delta) if item.stream else None
-        self._reset(agent)
-        self._install_callbacks(agent, active, status, stream, loop)
-        self._install_humans(agent, active, prompts, loop) if push else self._no_humans(agent)
+        assert agent is not None
+        callbacks = self._callbacks(active, status, stream, loop)
+        humans = self._humans(agent, active, prompts, loop) if push else None  # None: unattended
         typing = asyncio.ensure_future(self._keep_typing(item)) if push else None
-        enforcer = asyncio.ensure_future(_enforce_stop(active))
         try:
-            if item.kind == "message" and self.config.hygiene.enabled:
-                await loop.run_in_executor(
-                    self.executor,
-                    lambda: run_hygiene(
-                        agent,
-                        self.config.hygiene,
-                        notify=lambda text: _threadsafe(loop, status.update, text),
-                    ),
-                )
             active.phase = "model"
-            result = await loop.run_in_executor(self.executor, agent.run_turn, item.text)
+            handle = agent.start_turn(
+                item.text, callbacks=callbacks, humans=humans, executor=self.executor
+            )
+            active.attach(handle)
+            ended: asyncio.Future[None] = loop.create_future()
+            handle.add_done_callback(lambda _h: _threadsafe(loop, _settle, ended))
+            await ended
+            result = handle.result()
         finally:
-            enforcer.cancel()
             if typing is not None:
                 typing.cancel()
             if stream is not None:
@@ -123,21 +145,13 @@ class TurnDriver:
 
     # ---- per-turn wiring ------------------------------------------------------------------
 
-    @staticmethod
-    def _reset(agent: Any) -> None:
-        agent.cancel_event.clear()
-        stale = agent.steer_queue.drain()
-        if stale:
-            log.info("dropped steer left from an earlier turn of %s", agent.session_id)
-
-    def _install_callbacks(
+    def _callbacks(
         self,
-        agent: Any,
         active: ActiveTurn,
         status: StatusLine,
         stream: StreamRedactor | None,
         loop: asyncio.AbstractEventLoop,
-    ) -> None:
+    ) -> TurnCallbacks:
         from herald.engine import TurnCallbacks
 
         def on_tool_start(name: str, arguments: str) -> None:
@@ -185,7 +199,7 @@ class TurnDriver:
             except RuntimeError:  # the gateway stopped meanwhile
                 log.info("learning notice not delivered (gateway stopped): %s", notice)
 
-        agent.callbacks = TurnCallbacks(
+        return TurnCallbacks(
             on_text_delta=on_delta,
             on_tool_start=on_tool_start,
             on_tool_end=on_tool_end,
@@ -194,13 +208,19 @@ class TurnDriver:
             on_stream_discard=on_discard,
         )
 
-    def _install_humans(
-        self, agent: Any, active: ActiveTurn, prompts: ChatPrompts, loop: asyncio.AbstractEventLoop
-    ) -> None:
+    def _humans(
+        self,
+        agent: Agent,
+        active: ActiveTurn,
+        prompts: ChatPrompts,
+        loop: asyncio.AbstractEventLoop,
+    ) -> Humans:
+        from herald.engine import Humans
+
         item = active.item
         adapter = item.adapter
         target = Target(item.event.platform, item.event.chat_id, item.event.thread_id)
-        cancel: threading.Event = agent.cancel_event
+        cancel = active.stopped
         timeout = self.approval_timeout(agent)
 
         def post(text: str, buttons: list[list[Button]] | None) -> None:
@@ -240,13 +260,7 @@ class TurnDriver:
             finally:
                 active.phase = previous
 
-        agent.tool_context.approve = approve
-        agent.tool_context.clarify = clarify
-
-    @staticmethod
-    def _no_humans(agent: Any) -> None:
-        agent.tool_context.approve = None
-        agent.tool_context.clarify = None
+        return Humans(approve=approve, clarify=clarify)
 
     async def _keep_typing(self, item: WorkItem) -> None:
         while True:
@@ -267,13 +281,9 @@ class TurnDriver:
         return shorten(f"✓ done · {tools} · {seconds:.0f} s")
 
 
-async def _enforce_stop(active: ActiveTurn) -> None:
-    """Keep a requested stop in force for the whole turn: the engine clears its stop flag
-    when the turn starts, so a stop that lands just before that must be set again."""
-    while True:
-        if active.stop_reason is not None and not active.agent.cancel_event.is_set():
-            active.agent.interrupt()
-        await asyncio.sleep(0.05)
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _threadsafe(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> None:

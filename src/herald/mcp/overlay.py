@@ -24,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from herald.mcp.connection import RemoteTool
-from herald.tools import ToolContext, ToolRegistry, ToolSpec
+from herald.tools import ToolContext, ToolOverlay, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
 STATUS_TOOL = "mcp_status"
 MAX_TOOL_NAME = 64
-_OWN_BITS = 32
-_OWN_MASK = (1 << _OWN_BITS) - 1
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -55,29 +53,16 @@ def definition_schema(server: str, remote: RemoteTool) -> dict[str, Any]:
     return {"description": f"[MCP {server}] {description}", "parameters": parameters}
 
 
-class McpToolOverlay(ToolRegistry):
+class McpToolOverlay(ToolOverlay):
     """The base registry plus this agent's MCP tools (and any per-agent tools
-    registered on it later)."""
+    registered on it later), on the registry's own per-agent overlay."""
 
     def __init__(self, base: ToolRegistry, manager: McpManager) -> None:
-        self.base = base
-        super().__init__()
+        super().__init__(base)
         self.manager = manager
-        self.hooks = base.hooks
         self._closed = False
         self._mcp_names: tuple[str, ...] = ()
         self._signature: Any = None
-
-    # The definitions cache keys on `generation`: it must change when either layer does.
-    # One int carries both (the base's count in the high bits), so the registry's own
-    # `generation += 1` keeps working on the overlay.
-    @property  # type: ignore[override]
-    def generation(self) -> int:
-        return (self.base.generation << _OWN_BITS) | self._own_generation
-
-    @generation.setter
-    def generation(self, value: int) -> None:
-        self._own_generation = value & _OWN_MASK
 
     # ---- the MCP layer ------------------------------------------------------------------
 
@@ -103,7 +88,7 @@ class McpToolOverlay(ToolRegistry):
                     self._tools[spec.name] = spec
                 self._mcp_names = tuple(sorted(s.name for s in specs))
                 self._signature = signature
-                self.generation = self._own_generation + 1
+                self._generation += 1
         return self._mcp_names
 
     def appended_tool_names(self) -> tuple[str, ...]:
@@ -148,33 +133,7 @@ class McpToolOverlay(ToolRegistry):
             parallel_safe=True,
         )
 
-    # ---- registry protocol: the overlay first, then the base ----------------------------
-
-    def get(self, name: str) -> ToolSpec | None:
-        return self._tools.get(name) or self.base.get(name)
-
-    def names(self) -> list[str]:
-        return sorted(set(self._tools) | set(self.base.names()))
-
-    def definitions(self, names: Any) -> list[dict[str, Any]]:
-        out = []
-        for name in names:
-            spec = self.get(name)
-            if spec is not None:
-                out.append(spec.definition())
-        return out
-
-    def toolsets(self) -> dict[str, list[str]]:
-        merged = {k: list(v) for k, v in self.base.toolsets().items()}
-        for spec in sorted(self._tools.values(), key=lambda s: s.name):
-            names = merged.setdefault(spec.toolset, [])
-            if spec.name not in names:
-                names.append(spec.name)
-        return merged
-
-    def restore_state(self, messages: list[dict[str, Any]], ctx: ToolContext) -> None:
-        self.base.restore_state(messages, ctx)
-        super().restore_state(messages, ctx)
+    # ---- dispatch: the overlay first, then the base --------------------------------------
 
     def dispatch(
         self,

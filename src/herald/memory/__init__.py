@@ -28,7 +28,6 @@ from herald.memory.entries import (
 )
 from herald.memory.files import MemoryFiles, MemoryLockTimeout
 from herald.memory.manager import (
-    MANAGER_STATE_KEY,
     MemoryManager,
     MemoryProviderError,
     load_configured_provider,
@@ -51,7 +50,6 @@ __all__ = [
     "FENCE_CLOSE",
     "FENCE_OPEN",
     "FILE_NAMES",
-    "MANAGER_STATE_KEY",
     "SEPARATOR",
     "TARGETS",
     "BuiltinMemory",

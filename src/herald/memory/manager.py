@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MANAGER_STATE_KEY = "memory.manager"  # ToolContext.state key (see `attach`)
 PROVIDERS = {"holographic": ("herald.memory.holographic", "HolographicProvider")}
 SHUTDOWN_TIMEOUT = 10.0
 
@@ -113,7 +112,7 @@ class MemoryManager:
     def attach(self, ctx: ToolContext) -> None:
         """Let the `memory` tool (and provider tools) of this agent use this manager,
         so tool writes share the snapshot's clobber guard and reach the provider."""
-        ctx.state[MANAGER_STATE_KEY] = self
+        ctx.memory = self
 
     # -- each turn -----------------------------------------------------------------------
 
@@ -274,7 +273,7 @@ def _name(provider: MemoryProvider | None) -> str:
 
 def _provider_tool_handler(name: str) -> Callable[[dict[str, Any], ToolContext], str]:
     def handle(args: dict[str, Any], ctx: ToolContext) -> str:
-        manager = ctx.state.get(MANAGER_STATE_KEY)
+        manager = ctx.memory
         if not isinstance(manager, MemoryManager) or manager.provider is None:
             raise MemoryProviderError(f"{name} needs an active memory provider in this session")
         return manager.handle_tool_call(name, args)

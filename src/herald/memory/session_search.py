@@ -28,7 +28,8 @@ from typing import Any
 
 from herald.config.schema_memory import SessionSearchConfig
 from herald.memory.session_view import Budget, clip_text, compact, message_view, session_view
-from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+from herald.tools.declare import tool
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
 MAX_QUERY_CHARS = 2_000  # terms past this add nothing (the search keeps 32 at most)
 FETCH_HITS = 120
@@ -337,15 +338,18 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> str:
     return compact(search.run(args))
 
 
-def register(target: ToolRegistry = registry) -> None:
-    target.register(
-        "session_search",
-        "core",
-        SCHEMA,
-        handle_session_search,
+# Declared once, as values; the composition root (herald.toolbox) adds them.
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(
+        name="session_search",
+        toolset="core",
+        schema=SCHEMA,
         parallel_safe=True,
-        max_result_chars=60_000,  # results bound themselves (config); this is a safety net
-    )
+        max_result_chars=60_000,
+    )(lambda ctx, **args: handle_session_search(args, ctx)),
+)
 
 
-register()
+def register(target: ToolRegistry) -> None:
+    """Add these tools to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)

@@ -16,8 +16,9 @@ from typing import Any
 from herald.config.schema_memory import MemoryConfig
 from herald.memory.builtin import ACTIONS, BuiltinMemory
 from herald.memory.entries import TARGETS
-from herald.memory.manager import MANAGER_STATE_KEY, MemoryManager
-from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+from herald.memory.manager import MemoryManager
+from herald.tools.declare import tool
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
 BUILTIN_STATE_KEY = "memory.builtin"  # a standalone BuiltinMemory when no manager is attached
 
@@ -51,7 +52,7 @@ def memory_for(ctx: ToolContext) -> BuiltinMemory:
     """The BuiltinMemory this agent writes through: the attached manager's (which
     shares the snapshot's clobber guard and mirrors writes to the provider), else a
     standalone one kept in the tool state."""
-    manager = ctx.state.get(MANAGER_STATE_KEY)
+    manager = ctx.memory
     if isinstance(manager, MemoryManager):
         return manager.builtin
     memory = ctx.state.get(BUILTIN_STATE_KEY)
@@ -81,8 +82,14 @@ def handle_memory(args: dict[str, Any], ctx: ToolContext) -> str:
     return json.dumps(result.to_dict(), ensure_ascii=False)
 
 
-def register(target: ToolRegistry = registry) -> None:
-    target.register("memory", "core", SCHEMA, handle_memory, max_result_chars=12_000)
+# Declared once, as values; the composition root (herald.toolbox) adds them.
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(name="memory", toolset="core", schema=SCHEMA, max_result_chars=12_000)(
+        lambda ctx, **args: handle_memory(args, ctx)
+    ),
+)
 
 
-register()
+def register(target: ToolRegistry) -> None:
+    """Add these tools to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)

@@ -25,7 +25,8 @@ from herald.skills.manage import (
     patch_skill,
 )
 from herald.skills.validation import SKILL_FILE
-from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+from herald.tools.declare import tool
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
 if TYPE_CHECKING:
     from herald.skills.library import Skill
@@ -254,31 +255,29 @@ def skills_enabled(ctx: ToolContext) -> bool:
     return ctx.config is None or ctx.config.skills.enabled
 
 
-def register(target: ToolRegistry = registry) -> None:
-    target.register(
-        "skills_list",
-        "core",
-        SKILLS_LIST_SCHEMA,
-        handle_skills_list,
-        check_fn=skills_enabled,
+# Declared once, as values; the composition root (herald.toolbox) adds them.
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(
+        name="skills_list",
+        toolset="core",
+        schema=SKILLS_LIST_SCHEMA,
+        check=skills_enabled,
         parallel_safe=True,
-    )
-    target.register(
-        "skill_view",
-        "core",
-        SKILL_VIEW_SCHEMA,
-        handle_skill_view,
-        check_fn=skills_enabled,
+    )(lambda ctx, **args: handle_skills_list(args, ctx)),
+    tool(
+        name="skill_view",
+        toolset="core",
+        schema=SKILL_VIEW_SCHEMA,
+        check=skills_enabled,
         parallel_safe=True,
         max_result_chars=MAX_RESULT_CHARS,
-    )
-    target.register(
-        "skill_manage",
-        "core",
-        SKILL_MANAGE_SCHEMA,
-        handle_skill_manage,
-        check_fn=skills_enabled,
-    )
+    )(lambda ctx, **args: handle_skill_view(args, ctx)),
+    tool(name="skill_manage", toolset="core", schema=SKILL_MANAGE_SCHEMA, check=skills_enabled)(
+        lambda ctx, **args: handle_skill_manage(args, ctx)
+    ),
+)
 
 
-register()
+def register(target: ToolRegistry) -> None:
+    """Add these tools to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)

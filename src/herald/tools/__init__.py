@@ -23,6 +23,7 @@ from herald.tools.guardrails import (
 )
 from herald.tools.hooks import HOOK_EVENTS, ToolHooks
 from herald.tools.planner import PARALLEL, SEQUENTIAL, canonical_path, plan_tool_batch
+from herald.tools.ports import HistoryStore, MemoryHandle
 from herald.tools.registry import (
     DEFAULT_MAX_RESULT_CHARS,
     ERROR_PREFIX,
@@ -30,6 +31,7 @@ from herald.tools.registry import (
     PathScope,
     ToolArgumentError,
     ToolContext,
+    ToolOverlay,
     ToolRegistry,
     ToolResult,
     ToolSpec,
@@ -64,10 +66,13 @@ __all__ = [
     "DefinitionsCache",
     "GuardrailController",
     "GuardrailDecision",
+    "HistoryStore",
+    "MemoryHandle",
     "PathScope",
     "ToolArgumentError",
     "ToolContext",
     "ToolHooks",
+    "ToolOverlay",
     "ToolRegistry",
     "ToolResult",
     "ToolSelection",
@@ -92,18 +97,3 @@ __all__ = [
     "select_tools",
     "tool",
 ]
-
-# The built-in tools register themselves on import; imported last so each can use the
-# names above without a circular import.
-from herald.tools import (  # noqa: F401, I001
-    clarify as _clarify,
-    file_tools as _file_tools,
-    process as _process,
-    search_files as _search_files,
-    terminal as _terminal,
-    todo as _todo,
-    web as _web,
-)
-from herald.skills import tools as _skills_tools  # noqa: F401
-from herald.memory import session_search as _session_search  # noqa: F401
-from herald.memory import tool as _memory_tool  # noqa: F401

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+from herald.tools.declare import tool
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
 MAX_QUESTION_CHARS = 2000
 MAX_CHOICES = 8
@@ -77,10 +78,17 @@ def handle_clarify(args: dict[str, Any], ctx: ToolContext) -> str:
     return json.dumps({"answered": True, "answer": str(answer)}, ensure_ascii=False)
 
 
-def register(target: ToolRegistry = registry) -> None:
-    target.register("clarify", "core", SCHEMA, handle_clarify, max_result_chars=10_000)
+# Declared once, as values; the composition root (herald.toolbox) adds them.
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(name="clarify", toolset="core", schema=SCHEMA, max_result_chars=10_000)(
+        lambda ctx, **args: handle_clarify(args, ctx)
+    ),
+)
 
 
-register()
+def register(target: ToolRegistry) -> None:
+    """Add these tools to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)
 
-__all__ = ["handle_clarify", "register"]
+
+__all__ = ["TOOLS", "handle_clarify", "register"]

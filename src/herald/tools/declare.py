@@ -67,9 +67,10 @@ def tool(
         else:
             parameters, validate = _schema_from_signature(tool_name, fn, arg_docs)
         text = description if description is not None else summary
+        if not text and schema is not None:
+            text = str(schema.get("description") or "")
         if not text:
             raise ValueError(f"tool {tool_name!r} needs a docstring or description=")
-        scopes = [f"read:{a}" for a in reads] + [f"write:{a}" for a in writes]
 
         def handler(args: dict[str, Any], ctx: ToolContext) -> Any:
             values = validate(args) if validate is not None else args
@@ -84,7 +85,8 @@ def tool(
             check_fn=check,
             requires_env=tuple(requires_env),
             parallel_safe=parallel_safe,
-            path_scope=",".join(scopes) or None,
+            reads=tuple(reads),
+            writes=tuple(writes),
             max_result_chars=max_result_chars,
             restore_fn=restore,
         )

@@ -85,8 +85,7 @@ def select_tools(
     section = config.toolsets if config is not None else None
     # A per-agent overlay (MCP servers) may append tools after the bundle's, sorted, so
     # they never move the built-ins' prefix; explicit tool lists stay exactly as asked.
-    appended_fn = getattr(registry, "appended_tool_names", None)
-    appended = tuple(appended_fn()) if appended_fn is not None and explicit is None else ()
+    appended = tuple(registry.appended_tool_names()) if explicit is None else ()
     key = (
         registry,
         appended,

@@ -17,7 +17,8 @@ from typing import Any
 from herald.config import HeraldConfig
 from herald.environments import BackgroundProcess, EnvironmentConnectionError
 from herald.safety import redact
-from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+from herald.tools.declare import tool
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 from herald.tools.terminal import (
     TOOLSET,
     EnvironmentUnreachable,
@@ -222,15 +223,14 @@ def _current_end(process: BackgroundProcess) -> int:
     return process.read_output(0)[1]
 
 
-def register(target: ToolRegistry = registry) -> None:
-    target.register(
-        "process",
-        TOOLSET,
-        SCHEMA,
-        process_tool,
-        parallel_safe=False,
-        max_result_chars=RESULT_CAP,
-    )
+# Declared once, as values; the composition root (herald.toolbox) adds them.
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(name="process", toolset=TOOLSET, schema=SCHEMA, max_result_chars=RESULT_CAP)(
+        lambda ctx, **args: process_tool(args, ctx)
+    ),
+)
 
 
-register()
+def register(target: ToolRegistry) -> None:
+    """Add these tools to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)

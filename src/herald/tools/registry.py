@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.environments import Environment
     from herald.safety import ApprovalPrompt
+    from herald.tools.ports import HistoryStore, MemoryHandle
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,9 @@ class ToolContext:
 
     session_id: str | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
-    state: dict[str, Any] = field(default_factory=dict)  # per-agent tool state (e.g. todo list)
+    # Each tool's own per-agent state (the todo list, killed process ids), keyed by the
+    # tool that owns it; services the tools share are the typed fields below.
+    state: dict[str, Any] = field(default_factory=dict)
     home: HeraldHome | None = None
     config: HeraldConfig | None = None
     secrets: Secrets | None = None
@@ -80,7 +83,11 @@ class ToolContext:
     clarify: Callable[[str, list[str] | None], str | None] | None = None
     on_activity: Callable[[str], None] | None = None  # throttled progress of long tools
     # The session store (a herald.state.StateStore) for tools that read history.
-    store: Any = None
+    store: HistoryStore | None = None
+    # The agent's memory manager (the `memory` tool and a provider's tools write through it).
+    memory: MemoryHandle | None = None
+    # Smart approvals: the auxiliary model's verdict on a flagged command; None = off.
+    judge: Callable[[str], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,14 +121,25 @@ class ToolSpec:
     check_fn: Callable[[ToolContext], bool] | None = None
     requires_env: tuple[str, ...] = ()
     parallel_safe: bool = False
-    path_scope: str | None = None
+    # The arguments that hold paths the tool reads / writes (the batch planner keeps a
+    # writer apart from calls touching the same path).
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     # Rebuilds the tool's per-agent state from a resumed transcript.
     restore_fn: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None
 
     @property
     def path_scopes(self) -> tuple[PathScope, ...]:
-        return parse_path_scope(self.path_scope)
+        return tuple(PathScope("read", a) for a in self.reads) + tuple(
+            PathScope("write", a) for a in self.writes
+        )
+
+    @property
+    def path_scope(self) -> str | None:
+        """The scopes as text (``"read:path"``), for display."""
+        text = ",".join(f"{s.mode}:{s.argument}" for s in self.path_scopes)
+        return text or None
 
     @property
     def read_only(self) -> bool:
@@ -173,8 +191,30 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._tools: dict[str, ToolSpec] = {}
         self._lock = threading.Lock()
-        self.generation = 0
+        self._generation = 0
         self.hooks = ToolHooks()
+
+    @property
+    def generation(self) -> Any:
+        """Changes whenever the set of tools changes (a cache key, compare only)."""
+        return self._generation
+
+    @generation.setter
+    def generation(self, value: int) -> None:
+        self._generation = value
+
+    def _specs(self) -> dict[str, ToolSpec]:
+        return self._tools
+
+    def appended_tool_names(self) -> tuple[str, ...]:
+        """Tools offered after the bundle's, sorted (an overlay's external tools, e.g. MCP
+        servers'); a plain registry has none."""
+        return ()
+
+    def overlay(self) -> ToolOverlay:
+        """A registry that reads through to this one and keeps its own additions to
+        itself: one agent's tools (a memory provider's) never reach another agent."""
+        return ToolOverlay(self)
 
     def register(
         self,
@@ -189,7 +229,7 @@ class ToolRegistry:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         restore_fn: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None,
     ) -> ToolSpec:
-        parse_path_scope(path_scope)  # a malformed scope is a bug in the tool module
+        scopes = parse_path_scope(path_scope)  # a malformed scope is a bug in the tool module
         if max_result_chars < 1:
             raise ValueError(f"max_result_chars for {name!r} must be positive")
         spec = ToolSpec(
@@ -200,13 +240,14 @@ class ToolRegistry:
             check_fn=check_fn,
             requires_env=tuple(requires_env),
             parallel_safe=parallel_safe,
-            path_scope=path_scope,
+            reads=tuple(x.argument for x in scopes if x.mode == "read"),
+            writes=tuple(x.argument for x in scopes if x.mode == "write"),
             max_result_chars=max_result_chars,
             restore_fn=restore_fn,
         )
         with self._lock:
             self._tools[name] = spec
-            self.generation += 1
+            self._generation += 1
         return spec
 
     def add(self, *specs: ToolSpec) -> None:
@@ -215,33 +256,34 @@ class ToolRegistry:
         with self._lock:
             for spec in specs:
                 self._tools[spec.name] = spec
-            self.generation += 1
+            self._generation += 1
 
     def unregister(self, name: str) -> None:
         with self._lock:
             if self._tools.pop(name, None) is not None:
-                self.generation += 1
+                self._generation += 1
 
     def get(self, name: str) -> ToolSpec | None:
-        return self._tools.get(name)
+        return self._specs().get(name)
 
     def names(self) -> list[str]:
-        return sorted(self._tools)
+        return sorted(self._specs())
 
     def definitions(self, names: Sequence[str]) -> list[dict[str, Any]]:
         """Definitions for `names`, in that order; unknown names are skipped."""
-        return [self._tools[n].definition() for n in names if n in self._tools]
+        specs = self._specs()
+        return [specs[n].definition() for n in names if n in specs]
 
     def restore_state(self, messages: list[dict[str, Any]], ctx: ToolContext) -> None:
         """Let each tool rebuild its per-agent state from a resumed transcript."""
-        for spec in list(self._tools.values()):
+        for spec in list(self._specs().values()):
             if spec.restore_fn is not None:
                 spec.restore_fn(messages, ctx.state)
 
     def toolsets(self) -> dict[str, list[str]]:
         """Tool names by the toolset they registered with."""
         out: dict[str, list[str]] = {}
-        for spec in sorted(self._tools.values(), key=lambda s: s.name):
+        for spec in sorted(self._specs().values(), key=lambda s: s.name):
             out.setdefault(spec.toolset, []).append(spec.name)
         return out
 
@@ -261,7 +303,7 @@ class ToolRegistry:
         run_hooks: bool = True,
     ) -> ToolResult:
         """Run one call; never raises. ``run_hooks=False`` for Herald's internal calls."""
-        spec = self._tools.get(name)
+        spec = self.get(name)
         if spec is None:
             known = ", ".join(self.names()) or "none"
             return ToolResult(sanitize_error(f"unknown tool {name!r}; available: {known}"), True)
@@ -304,6 +346,48 @@ class ToolRegistry:
                 text, tool=spec.name, max_result_chars=spec.max_result_chars, home_root=home_root
             )
         )
+
+
+class ToolOverlay(ToolRegistry):
+    """One agent's tools on top of a shared registry (see `ToolRegistry.overlay`).
+    Hooks are the shared registry's; tools added here shadow shared ones by name."""
+
+    def __init__(self, base: ToolRegistry):
+        super().__init__()
+        self.base = base
+        self.hooks = base.hooks
+
+    @property
+    def generation(self) -> Any:
+        return (self.base.generation, self._generation)
+
+    @generation.setter
+    def generation(self, value: int) -> None:
+        self._generation = value
+
+    def _specs(self) -> dict[str, ToolSpec]:
+        own = self._tools
+        return {**self.base._specs(), **own} if own else self.base._specs()
+
+    def overlay(self) -> ToolOverlay:
+        return ToolOverlay(self)
+
+    def appended_tool_names(self) -> tuple[str, ...]:
+        return self.base.appended_tool_names()
+
+    def dispatch(
+        self,
+        name: str,
+        raw_arguments: str | dict[str, Any] | None,
+        ctx: ToolContext,
+        *,
+        run_hooks: bool = True,
+    ) -> ToolResult:
+        """Tools added here run here; everything else is the base's to run (a base may
+        treat its own names specially, as the MCP overlay does)."""
+        if name in self._tools:
+            return super().dispatch(name, raw_arguments, ctx, run_hooks=run_hooks)
+        return self.base.dispatch(name, raw_arguments, ctx, run_hooks=run_hooks)
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:

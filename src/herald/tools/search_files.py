@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from herald.tools.declare import tool
 from herald.tools.file_common import (
     display_path,
     require_environment,
@@ -26,7 +27,7 @@ from herald.tools.file_search import (
     rg_available,
     rg_search,
 )
-from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
 MAX_MATCHES = 200
 MAX_FILES = 500
@@ -127,24 +128,29 @@ def handle_search_files(args: dict[str, Any], ctx: ToolContext) -> str:
     return format_outcome(ctx, outcome, mode, pattern, where)
 
 
-def register(target: ToolRegistry = registry) -> None:
-    target.register(
-        "search_files",
-        "file",
-        SCHEMA,
-        handle_search_files,
+# Declared once, as values; the composition root (herald.toolbox) adds them.
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(
+        name="search_files",
+        toolset="file",
+        schema=SCHEMA,
         parallel_safe=True,
-        path_scope="read:path",
+        reads=("path",),
         max_result_chars=MAX_OUTPUT_CHARS + 2_000,
-    )
+    )(lambda ctx, **args: handle_search_files(args, ctx)),
+)
 
 
-register()
+def register(target: ToolRegistry) -> None:
+    """Add these tools to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)
+
 
 __all__ = [
     "IGNORED_DIRS",
     "MAX_FILES",
     "MAX_MATCHES",
+    "TOOLS",
     "handle_search_files",
     "register",
     "run_search",

@@ -26,7 +26,8 @@ from herald.environments import (
     create_environment,
 )
 from herald.safety import redact
-from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+from herald.tools.declare import tool
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 from herald.tools.terminal_approval import CommandRefused, gate_command
 from herald.tools.terminal_output import render_exec_result
 
@@ -212,15 +213,14 @@ def terminal_tool(args: dict[str, Any], ctx: ToolContext) -> str:
     return f"{note}\n{text}" if note else text
 
 
-def register(target: ToolRegistry = registry) -> None:
-    target.register(
-        "terminal",
-        TOOLSET,
-        SCHEMA,
-        terminal_tool,
-        parallel_safe=False,
-        max_result_chars=RESULT_CAP,
-    )
+# Declared once, as values; the composition root (herald.toolbox) adds them.
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(name="terminal", toolset=TOOLSET, schema=SCHEMA, max_result_chars=RESULT_CAP)(
+        lambda ctx, **args: terminal_tool(args, ctx)
+    ),
+)
 
 
-register()
+def register(target: ToolRegistry) -> None:
+    """Add these tools to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)

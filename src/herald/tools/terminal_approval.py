@@ -45,7 +45,6 @@ from herald.safety import (
 from herald.tools.registry import ToolArgumentError, ToolContext
 
 SESSION_PATTERNS_KEY = "approval_session_patterns"
-JUDGE_KEY = "approval_judge"
 _NO_RETRY = "Do not retry the same command or a variant of it"
 
 
@@ -198,7 +197,7 @@ def gate_command(
     session_patterns = ctx.state.setdefault(SESSION_PATTERNS_KEY, set())
     policy = ApprovalPolicy(
         config.approvals,
-        judge=ctx.state.get(JUDGE_KEY),
+        judge=ctx.judge,
         scenario=ctx.surface,
         session_patterns=session_patterns,
         sandbox=sandbox_scope(environment),
@@ -223,7 +222,6 @@ def gate_command(
 
 
 __all__ = [
-    "JUDGE_KEY",
     "SESSION_PATTERNS_KEY",
     "CommandRefused",
     "ask_human",

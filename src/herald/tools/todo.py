@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, registry
+from herald.tools.declare import tool
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
 STATE_KEY = "todo"
@@ -127,15 +128,14 @@ def restore_todo(messages: list[dict[str, Any]], state: dict[str, Any]) -> None:
             return
 
 
-def register(target: ToolRegistry = registry) -> None:
-    target.register(
-        "todo",
-        "core",
-        SCHEMA,
-        handle_todo,
-        max_result_chars=20_000,
-        restore_fn=restore_todo,
-    )
+# Declared once, as values; the composition root (herald.toolbox) adds them.
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(name="todo", toolset="core", schema=SCHEMA, max_result_chars=20_000, restore=restore_todo)(
+        lambda ctx, **args: handle_todo(args, ctx)
+    ),
+)
 
 
-register()
+def register(target: ToolRegistry) -> None:
+    """Add these tools to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)

@@ -110,6 +110,9 @@ class CompressorEngine(ContextEngine):
     def export_state(self) -> dict[str, Any]:
         return asdict(self.state)
 
+    def set_overhead(self, tokens: int) -> None:
+        self.overhead_tokens = tokens
+
     def update_from_response(self, usage: Any) -> None:
         prompt = getattr(usage, "prompt_tokens", None)
         if not prompt:

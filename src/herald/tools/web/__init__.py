@@ -9,7 +9,8 @@ package registers them on the shared registry.
 
 from __future__ import annotations
 
-from herald.tools.registry import ToolRegistry, registry
+from herald.tools.declare import tool
+from herald.tools.registry import ToolRegistry, ToolSpec
 from herald.tools.web.backends import (
     BackendChoice,
     BraveBackend,
@@ -27,31 +28,33 @@ from herald.tools.web.search_tool import handle_web_search, web_search_available
 TOOLSET = "web"
 
 
-def register(target: ToolRegistry = registry) -> None:
-    target.register(
-        "web_search",
-        TOOLSET,
-        SEARCH_SCHEMA,
-        handle_web_search,
-        check_fn=web_search_available,
+# Declared once, as values; the composition root (herald.toolbox) adds them.
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(
+        name="web_search",
+        toolset=TOOLSET,
+        schema=SEARCH_SCHEMA,
+        check=web_search_available,
         parallel_safe=True,
         max_result_chars=20_000,
-    )
-    target.register(
-        "web_extract",
-        TOOLSET,
-        EXTRACT_SCHEMA,
-        handle_web_extract,
+    )(lambda ctx, **args: handle_web_search(args, ctx)),
+    tool(
+        name="web_extract",
+        toolset=TOOLSET,
+        schema=EXTRACT_SCHEMA,
         parallel_safe=True,
-        # The tool caps its own text at web.extract_max_chars (default 40k); a larger
-        # configured cap is left to the registry's spill.
         max_result_chars=50_000,
-    )
+    )(lambda ctx, **args: handle_web_extract(args, ctx)),
+)
 
 
-register()
+def register(target: ToolRegistry) -> None:
+    """Add these tools to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)
+
 
 __all__ = [
+    "TOOLS",
     "TOOLSET",
     "BackendChoice",
     "BraveBackend",

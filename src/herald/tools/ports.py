@@ -1,0 +1,43 @@
+"""What tools may use from the layers above them, named as protocols.
+
+`ToolContext.store` is the session store (`herald.state.StateStore`, L5), seen
+here only through the read methods the history tools call, so the L2 → L5
+dependency is explicit and structural. `MemoryHandle` is the agent's memory
+manager as the `memory` tool and provider tools see it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+
+class HistoryStore(Protocol):
+    """The read side of state.db that `session_search` uses."""
+
+    def resolve_session_id(self, prefix: str) -> str: ...
+
+    def search_messages(self, query: str, **options: Any) -> list[Any]: ...
+
+    def search_messages_relaxed(self, query: str, **options: Any) -> list[Any]: ...
+
+    def get_message(self, message_id: int) -> Any: ...
+
+    def get_message_window(
+        self, sid: str, around_id: int, *, before: int = 5, after: int = 5
+    ) -> list[Any]: ...
+
+    def get_session_slice(self, sid: str, *, head: int = 20, tail: int = 20) -> Any: ...
+
+    def session_lineages(self, sids: Sequence[str]) -> dict[str, Any]: ...
+
+    def summarize_sessions(self, sids: Sequence[str]) -> list[Any]: ...
+
+
+class MemoryHandle(Protocol):
+    """The agent's memory manager, as tools reach it."""
+
+    def handle_tool_call(self, name: str, arguments: dict[str, Any]) -> Any: ...
+
+
+__all__ = ["HistoryStore", "MemoryHandle"]
