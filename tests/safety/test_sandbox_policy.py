@@ -43,7 +43,7 @@ def _decide(command: str, work: Path, scope: SandboxScope | None, cwd: Path | No
     [
         "rm -rf build",
         "rm -rf ./build/*",
-        "rm -f notes.txt",
+        "rm -f notes.txt other.txt",
         "find . -name '*.pyc' -delete",
         "git reset --hard HEAD~1",
         "git clean -fdx",

@@ -208,6 +208,13 @@ def test_a_person_uses_the_web_chat(site, browser, fake_llm: FakeLLMServer) -> N
     assert "$0.0" in spend and "$0.0000" not in spend, spend
     assert "gpt-4o-mini" in page.inner_text("#dash-models")
     shot(page, "dashboard")
+
+    # The autonomous half has tabs of its own once it exists: jobs and the board.
+    page.click("[data-tab=jobs]")
+    page.wait_for_selector("#jobs-scheduler:has-text('scheduler')")
+    page.click("[data-tab=board]")
+    page.wait_for_selector(".board-column h3")
+    assert page.locator(".board-column").count() == 7
     context.close()
 
     # On a phone the chat fits the screen: no horizontal scrolling.

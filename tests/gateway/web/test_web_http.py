@@ -3,6 +3,7 @@ chat's event stream (with resume after a reconnect), uploads, dashboard and memo
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -217,3 +218,53 @@ def test_no_token_means_no_web_chat(gateway_settings: Callable[..., Settings]) -
 
     with pytest.raises(AdapterConfigError, match="no login token"):
         create_adapter(settings.config, settings.secrets, home=settings.home)
+
+
+async def test_jobs_tab_lists_pauses_and_resumes_a_job(web, gateway_settings) -> None:
+    from herald.config import HeraldHome, Secrets, Settings, load_config
+    from herald.cron import CronStore, JobSpec, add_job
+
+    adapter, token, client = web
+    csrf = await login(client, token)
+    assert "jobs" in (await client.get("/api/me")).json()["tabs"]
+    home = HeraldHome(adapter.home_root)
+    settings = Settings(home, load_config(home.config_path), Secrets(home.env_path))
+    with CronStore.for_home(home) as store:
+        add_job(
+            settings, store, "standup", JobSpec(schedule="every 2h", prompt="Summarise the day")
+        )
+    listed = (await client.get("/api/jobs")).json()
+    (job,) = listed["jobs"]
+    assert job["name"] == "standup" and job["enabled"] and job["runs"] == []
+    assert "no scheduler" in listed["scheduler"]["message"].lower()
+    paused = await client.post("/api/jobs/standup/pause", headers={"X-CSRF-Token": csrf})
+    assert paused.json() == {"ok": True, "enabled": False}
+    assert not (await client.get("/api/jobs")).json()["jobs"][0]["enabled"]
+    missing = await client.post("/api/jobs/nope/run", headers={"X-CSRF-Token": csrf})
+    assert missing.status_code == 404
+
+
+async def test_board_tab_shows_tasks_and_approves_one_in_review(web) -> None:
+    from herald.config import HeraldHome, Secrets, load_config
+    from herald.kanban import open_board
+    from herald.kanban.model import ClaimOwner, NewTask
+
+    adapter, token, client = web
+    csrf = await login(client, token)
+    home = HeraldHome(adapter.home_root)
+    board = open_board(load_config(home.config_path), home, Secrets(home.env_path))
+    try:
+        first = board.add(NewTask("Write the release notes"))
+        second = board.add(NewTask("Tag the release"))
+        lease = board.claim(ClaimOwner("web-test", "localhost", os.getpid()), 60, task_id=second.id)
+        assert lease is not None
+        board.start(lease, session_id=None, pid=None)
+        board.request_review(second.id, "tagged v1", lease=lease, author="worker")
+    finally:
+        board.close()
+    tasks = {t["id"]: t for t in (await client.get("/api/board")).json()["tasks"]}
+    assert tasks[first.id]["status"] == "todo" and tasks[second.id]["status"] == "review"
+    approved = await client.post(f"/api/board/{second.id}/approve", headers={"X-CSRF-Token": csrf})
+    assert approved.status_code == 200 and approved.json()["task"]["status"] == "done"
+    again = await client.post(f"/api/board/{first.id}/approve", headers={"X-CSRF-Token": csrf})
+    assert again.status_code == 400

@@ -25,6 +25,7 @@ from herald.gateway.web.auth import (
     NoTokenError,
     csrf_ok,
 )
+from herald.gateway.web.capabilities import add_capability_routes, available_tabs
 from herald.gateway.web.errors import WebError
 from herald.gateway.web.routes import add_data_routes
 
@@ -184,15 +185,11 @@ def build_web_app(adapter: WebAdapter) -> FastAPI:
     @app.get(base + "/api/me")
     async def me(request: Request) -> dict[str, Any]:
         session: BrowserSession = request.state.browser
-        return {"csrf": session.csrf, "base_path": base, "tabs": adapter_tabs()}
+        return {"csrf": session.csrf, "base_path": base, "tabs": available_tabs()}
 
     add_data_routes(app, adapter, base)
+    add_capability_routes(app, adapter, base + "/api")
     return app
-
-
-def adapter_tabs() -> list[str]:
-    """The dashboard's tabs: only capabilities that exist get one."""
-    return ["chat", "dashboard", "memory"]
 
 
 __all__ = ["build_web_app", "static_text"]

@@ -43,6 +43,8 @@
     document.querySelectorAll(".tab-panel").forEach((panel) => { panel.hidden = panel.id !== "tab-" + name; });
     if (name === "dashboard") loadDashboard();
     if (name === "memory") loadMemory();
+    if (name === "jobs") loadJobs();
+    if (name === "board") loadBoard();
   }
   document.querySelectorAll("[role=tab]").forEach((tab) => tab.addEventListener("click", () => showTab(tab.dataset.tab)));
   function applyTheme(theme) { document.documentElement.dataset.theme = theme; }
@@ -391,10 +393,72 @@
     view.append(body);
   }
 
+  // ---- scheduled jobs and the task board ------------------------------------------------
+  function showError(id, message) { const e = $(id); e.textContent = message || ""; e.hidden = !message; }
+  async function loadJobs() {
+    showError("jobs-error", "");
+    const data = await api("/api/jobs");
+    $("jobs-scheduler").textContent = data.scheduler.message;
+    const node = $("jobs");
+    node.replaceChildren();
+    const head = el("tr");
+    ["job", "schedule", "next run", "last runs", ""].forEach((h) => head.append(el("th", null, h)));
+    node.append(head);
+    if (!data.jobs.length) { const tr = el("tr"); tr.append(el("td", "muted", "No jobs yet: herald cron add …")); node.append(tr); }
+    for (const job of data.jobs) {
+      const tr = el("tr");
+      tr.append(el("td", null, job.name + (job.enabled ? "" : " (paused)")), el("td", null, job.schedule_text),
+        el("td", null, job.next_run ? when(job.next_run) : "—"),
+        el("td", null, job.runs.map((r) => r.status + (r.error ? " (" + r.error + ")" : "")).join(", ") || "none yet"));
+      const actions = el("td", "actions");
+      const run = el("button", "primary", "Run now");
+      run.addEventListener("click", () => jobAction(job.name, "run"));
+      const toggle = el("button", null, job.enabled ? "Pause" : "Resume");
+      toggle.addEventListener("click", () => jobAction(job.name, job.enabled ? "pause" : "resume"));
+      actions.append(run, toggle);
+      tr.append(actions);
+      node.append(tr);
+    }
+  }
+  async function jobAction(name, action) {
+    try { await api("/api/jobs/" + encodeURIComponent(name) + "/" + action, { method: "POST" }); }
+    catch (err) { showError("jobs-error", err.message); }
+    setTimeout(loadJobs, action === "run" ? 1500 : 0);
+  }
+  const COLUMNS = ["todo", "claimed", "in_progress", "blocked", "review", "done", "failed"];
+  async function loadBoard() {
+    showError("board-error", "");
+    let data;
+    try { data = await api("/api/board"); } catch (err) { showError("board-error", err.message); return; }
+    const board = $("board");
+    board.replaceChildren();
+    for (const status of COLUMNS) {
+      const column = el("div", "board-column");
+      const tasks = data.tasks.filter((t) => t.status === status);
+      column.append(el("h3", null, status.replace("_", " ") + " · " + tasks.length));
+      for (const task of tasks) {
+        const card = el("div", "task-card");
+        card.append(el("div", "task-title", "#" + task.id + " " + task.title));
+        card.append(el("div", "muted", (task.assignee || "any") + " · attempt " + task.attempts + "/" + task.max_attempts));
+        if (status === "review") {
+          const ok = el("button", "primary", "Approve");
+          ok.addEventListener("click", async () => {
+            try { await api("/api/board/" + task.id + "/approve", { method: "POST" }); } catch (err) { showError("board-error", err.message); }
+            loadBoard();
+          });
+          card.append(ok);
+        }
+        column.append(card);
+      }
+      board.append(column);
+    }
+  }
+
   // ---- start ---------------------------------------------------------------------------
   (async function start() {
     const me = await api("/api/me");
     state.csrf = me.csrf;
+    document.querySelectorAll("[role=tab]").forEach((tab) => { tab.hidden = !me.tabs.includes(tab.dataset.tab); });
     const fromHash = window.location.hash.slice(1);
     if (/^[A-Za-z0-9_-]{8,64}$/.test(fromHash)) await openChat(fromHash);
     else await openChat(newChatId());
