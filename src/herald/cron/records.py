@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
+
+from herald.environments.processes import pid_alive
 
 RunStatus = Literal["ok", "failed", "blocked", "skipped", "missed"]
 RunKind = Literal["scheduled", "manual"]
@@ -137,20 +138,6 @@ class NewRun:
     output: str | None = None
     tokens: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie has exited; only its parent has not collected it yet
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def new_holder() -> str:

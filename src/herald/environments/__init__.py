@@ -31,6 +31,7 @@ from herald.environments.docker import DockerEnvironment
 from herald.environments.explain import Explanation, explain_terminal
 from herald.environments.factory import create_environment
 from herald.environments.local import LocalEnvironment
+from herald.environments.processes import pid_alive
 from herald.environments.sandbox_spec import Mount, SandboxSpec
 from herald.environments.ssh import SshEnvironment
 
@@ -52,5 +53,6 @@ __all__ = [
     "build_child_env",
     "create_environment",
     "explain_terminal",
+    "pid_alive",
     "scrub_secrets",
 ]

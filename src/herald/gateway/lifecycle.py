@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herald.environments.processes import pid_alive
 from herald.gateway.restart_guard import RestartGuard, guard_path
 from herald.gateway.routing import routed_profiles
 
@@ -73,7 +74,7 @@ class RunFiles:
             pid = int(self.pid_path.read_text().strip())
         except (OSError, ValueError):
             return None
-        return pid if pid != os.getpid() and _alive(pid) else None
+        return pid if pid != os.getpid() and pid_alive(pid) else None
 
     def write_pid(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -111,20 +112,6 @@ class RunFiles:
         return status
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie has exited; only its parent has not collected it yet
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
 def _atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -149,7 +136,7 @@ def stop_gateway(home: HeraldHome, *, timeout: float = 60.0) -> tuple[bool, str]
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not pid_alive(pid):
             return True, f"the gateway (pid {pid}) stopped"
         time.sleep(0.1)
     return False, f"the gateway (pid {pid}) is still draining after {timeout:.0f} s"

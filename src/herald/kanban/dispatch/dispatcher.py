@@ -14,7 +14,6 @@ breaker: no spawns for `kanban.breaker_seconds`, said once in the log.
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 import sys
 import threading
@@ -24,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from herald.environments.processes import pid_alive
 from herald.kanban import (
     ANY_ASSIGNEE,
     HELD,
@@ -42,16 +42,6 @@ if TYPE_CHECKING:
     from herald.config import Settings
 
 log = logging.getLogger(__name__)
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass
