@@ -224,7 +224,9 @@ def test_a_tool_schema_llama_cpp_refuses_still_gets_a_json_object_call(
         },
     }
     request = transport.build_request(
-        _chat("Call odd."), [odd], _settings(max_tokens=40, extra={"tool_choice": "required"})
+        _chat("Call odd with a set to 1."),
+        [odd],
+        _settings(max_tokens=96, temperature=0.0, extra={"tool_choice": "required"}),
     )
     response = transport.call(request)
     assert [c.name for c in response.tool_calls] == ["odd"]
