@@ -108,7 +108,7 @@ class SdkTransport(ProviderTransport):
         cancel: threading.Event | None = None,
     ) -> NormalizedResponse:
         try:
-            with call_scope(cancel) as scope:
+            with call_scope(cancel, timeout=self.timeout) as scope:
                 if stream and not self.stream_refused:
                     try:
                         return self._call_streaming(request, on_delta, scope)
