@@ -113,6 +113,8 @@ class Agent:
         self._tools_chars: int | None = None
         self.session_meta: dict[str, Any] = {}
         self.accountant = TokenAccountant()
+        # A resumed session was told about an unknown context window when it began.
+        self._resuming = session_id is not None
         self.context_engine: ContextEngine = self._create_context_engine()
         self._aux: AuxiliaryClient | None = None
         self.review_thread: threading.Thread | None = None  # the last background review
@@ -370,7 +372,7 @@ class Agent:
             model,
             override=self.config.model.context_length,
             default=self.config.context.default_context_window,
-            notify=self.callbacks.status,
+            notify=None if getattr(self, "_resuming", False) else self.callbacks.status,
         )
         return create_engine(
             self.config.context.engine,
