@@ -247,3 +247,16 @@ def test_a_stop_just_before_the_turn_starts_still_stops_it(make_agent, fake_llm)
     assert result.exit_reason is ExitReason.INTERRUPTED_BY_USER
     assert fake_llm.model_requests() == []
     assert agent.run_turn("again").exit_reason is ExitReason.TEXT_RESPONSE  # flag cleared
+
+
+def test_a_server_trickling_keepalives_cannot_hold_a_turn(make_agent, fake_llm):
+    # 200 at once, then only SSE comments for 30 s: model.timeout (0.5 s) ends each
+    # attempt, the retry gets the same, and the turn ends naming the timeout.
+    fake_llm.enqueue(
+        Fault.keepalive_stall(30, interval=0.05), Fault.keepalive_stall(30, interval=0.05)
+    )
+    agent = make_agent(config={"model": {"timeout": 0.5}, "agent": {"max_retries": 1}})
+    result = agent.run_turn("hello")
+    assert result.exit_reason is ExitReason.ALL_RETRIES_EXHAUSTED
+    assert "model.timeout" in result.error
+    assert len(fake_llm.model_requests()) == 2

@@ -53,6 +53,7 @@ from herald.providers.local.runtime import GENERATION_LOCK, LoadedModel, load_mo
 DEFAULT_MAX_TOKENS = 384
 FREQUENCY_PENALTY = 0.6
 DEFAULT_TEMPERATURE = 0.2
+DEFAULT_SEED = 0
 _LOCK_POLL_SECONDS = 0.05
 
 
@@ -253,8 +254,9 @@ class LocalTransport(ProviderTransport):
             "frequency_penalty": FREQUENCY_PENALTY,
             "cache_prompt": bool(request.get("cache_prompt", True)),
         }
-        if request.get("seed") is not None:
-            body["seed"] = int(request["seed"])
+        # A fixed default seed: the same chat gives the same demo answer every run.
+        seed = request.get("seed")
+        body["seed"] = DEFAULT_SEED if seed is None else int(seed)
         if schema is not None:
             body["json_schema"] = schema
         state = _StreamState()
