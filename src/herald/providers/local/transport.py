@@ -53,7 +53,7 @@ from herald.providers.local.runtime import GENERATION_LOCK, LoadedModel, load_mo
 DEFAULT_MAX_TOKENS = 384
 FREQUENCY_PENALTY = 0.6
 DEFAULT_TEMPERATURE = 0.2
-DEFAULT_SEED = 0
+DEFAULT_SEED = 1
 _LOCK_POLL_SECONDS = 0.05
 
 
