@@ -1,4 +1,4 @@
-"""Benchmark the local provider (llama.cpp in-process) on this machine.
+"""Benchmark the local provider (llama.cpp in-process, via xllamacpp) on this machine.
 
 Prints model load time, prompt-processing and generation speed (tokens/s,
 median of a few runs with a fixed prompt), a forced tool call end to end, and
@@ -54,8 +54,13 @@ def timed_call(
     fresh: bool = True,
 ) -> tuple[Any, float, list[float]]:
     """One call; returns (response, seconds, delta timestamps relative to start)."""
-    if fresh:  # forget the KV cache so the prompt is evaluated in full
-        transport.loaded_model().llama.reset()
+    if fresh:  # no KV reuse: the prompt is evaluated in full
+        settings = CallSettings(
+            model=settings.model,
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            extra={**settings.extra, "cache_prompt": False},
+        )
     request = transport.build_request(messages, tools, settings)
     stamps: list[float] = []
     start = time.perf_counter()
@@ -86,23 +91,22 @@ def main() -> int:
     rss_before = peak_rss_mb()
 
     started = time.perf_counter()
-    import llama_cpp
+    import xllamacpp
 
     import_seconds = time.perf_counter() - started
     transport = LocalTransport(timeout=600.0, model_path=args.model_path, n_threads=args.threads)
     started = time.perf_counter()
     loaded = transport.loaded_model()
     load_wall = time.perf_counter() - started
-    llama = loaded.llama
     print(
-        f"llama-cpp-python {llama_cpp.__version__}; n_ctx {loaded.n_ctx}; threads "
-        f"{llama.n_threads} generation / {llama.n_threads_batch} batch; weight repacking "
+        f"xllamacpp {xllamacpp.__version__}; n_ctx {loaded.n_ctx}; threads "
+        f"{loaded.n_threads}; weight repacking "
         f"{'off (AMX advertised)' if loaded.extra_buffers_disabled else 'llama.cpp default'}"
     )
-    print(f"import llama_cpp           {import_seconds * 1000:8.0f} ms")
+    print(f"import xllamacpp           {import_seconds * 1000:8.0f} ms")
     print(
         f"model load                 {load_wall * 1000:8.0f} ms "
-        f"(Llama() {loaded.load_seconds * 1000:.0f} ms)"
+        f"(Server() {loaded.load_seconds * 1000:.0f} ms)"
     )
 
     prompt_rates, prompt_tokens = [], 0

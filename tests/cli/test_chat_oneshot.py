@@ -39,7 +39,8 @@ def test_failed_turn_exits_nonzero_with_reason_on_stderr(herald_home, fake_llm, 
     proc = run_cli("chat", "-q", "hi")
     assert proc.returncode == 1
     assert proc.stdout == ""
-    assert "all_retries_exhausted" in proc.stderr
+    assert "auth_failed" in proc.stderr  # the classified reason, not all_retries_exhausted
+    assert "Incorrect API key provided" in proc.stderr  # the provider's own words
     assert "sk-test-key" not in proc.stderr  # redacted
     assert "Traceback" not in proc.stderr
 

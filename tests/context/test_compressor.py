@@ -32,9 +32,12 @@ def conversation(rounds: int, output_chars: int = 3000) -> list[dict]:
     for r in range(rounds):
         if r and r % 5 == 0:
             msgs.append({"role": "user", "content": f"Follow-up {r}: don't touch the CI config."})
-        msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"c{r}", command=f"make step{r}")]})
+        # Roles alternate as they do in a real transcript: the note on the previous
+        # step rides on the next tool call, never as a second assistant message.
+        note = f"Step {r - 1} finished." if r else None
+        msgs.append({"role": "assistant", "content": note, "tool_calls": [call(f"c{r}", command=f"make step{r}")]})
         msgs.append({"role": "tool", "tool_call_id": f"c{r}", "content": f"output {r} " + "x" * output_chars})
-        msgs.append({"role": "assistant", "content": f"Step {r} finished."})
+    msgs.append({"role": "assistant", "content": f"Step {rounds - 1} finished."})
     msgs.append({"role": "user", "content": "Now write the release notes."})
     for i, m in enumerate(msgs):
         m[ROW_ID] = i + 1
@@ -206,8 +209,8 @@ def test_nothing_to_compress_returns_the_same_list():
 
 def test_phase1_prunes_outside_the_tail_only():
     msgs = conversation(6, output_chars=5000)
-    msgs.insert(4, {"role": "assistant", "content": None, "tool_calls": [call("big", command="x" * 9000)]})
-    msgs.insert(5, {"role": "tool", "tool_call_id": "big", "content": "output 0 " + "x" * 5000})
+    msgs.insert(3, {"role": "assistant", "content": None, "tool_calls": [call("big", command="x" * 9000)]})
+    msgs.insert(4, {"role": "tool", "tool_call_id": "big", "content": "output 0 " + "x" * 5000})
     outcome = prune_tool_results(msgs, protect_from=len(msgs) - 3, keep_chars=50, argument_max_chars=500)
     out = outcome.messages
     pruned = [m for m in out if (m.get("content") or "").startswith(PRUNED_MARK)]
@@ -237,7 +240,7 @@ def test_proactive_prune_is_off_by_default_then_rare_and_batched():
 
 def test_fallback_and_merge_sections():
     msgs = conversation(8)
-    msgs[5]["content"] = "[TOOL_ERROR] make failed"
+    msgs[4]["content"] = "[TOOL_ERROR] make failed"
     sections = fallback_sections(msgs)
     assert "Follow-up 5: don't touch the CI config." in sections["Constraints and preferences"]
     assert "failed" in sections["Progress: blocked"]
@@ -285,3 +288,21 @@ def test_compression_lands_well_under_the_threshold():
     out = eng.compress(msgs)
     assert eng.estimate(out) < eng.threshold_tokens * 0.6
     assert not transcript_problems(out)
+
+
+def test_compressing_mid_turn_twice_keeps_roles_alternating_and_the_task():
+    msgs = [{"role": "user", "content": "Migrate every service."}]
+    for r in range(40):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"m{r}")]})
+        msgs.append({"role": "tool", "tool_call_id": f"m{r}", "content": "y" * 2000})
+    eng = engine(lambda m: sections_text())
+    once = eng.compress(msgs, force=True)
+    assert [m["role"] for m in once[:4]] == ["user", "assistant", "user", "assistant"]
+    assert not transcript_problems(once)
+    for r in range(40, 80):
+        once.append({"role": "assistant", "content": None, "tool_calls": [call(f"m{r}")]})
+        once.append({"role": "tool", "tool_call_id": f"m{r}", "content": "y" * 2000})
+    twice = eng.compress(once, force=True)
+    assert not transcript_problems(twice)
+    summary = next(m["content"] for m in twice if m["content"] and SUMMARY_MARK in m["content"])
+    assert "## Current task\nMigrate every service." in summary

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from herald.engine import INTERRUPTED_RESULT, repair_transcript
 from herald.testing.transcript_checks import transcript_problems
 
@@ -66,3 +68,47 @@ def test_orphan_and_duplicate_results_are_dropped():
 def test_repair_is_deterministic():
     msgs = [USER, {"role": "assistant", "content": None, "tool_calls": [call("a")]}, USER]
     assert repair_transcript(msgs).messages == repair_transcript(msgs).messages
+
+
+def test_two_calls_with_one_id_in_one_message_are_deduped():
+    msgs = [
+        USER,
+        {"role": "assistant", "content": None, "tool_calls": [call("a"), call("a")]},
+        result("a", "the real result"),
+    ]
+    report = repair_transcript(msgs)
+    assistant = report.messages[1]
+    assert [c["id"] for c in assistant["tool_calls"]] == ["a"]
+    assert report.messages[2]["content"] == "the real result"
+    assert not transcript_problems(report.messages)
+    assert report.changed
+    assert [c["id"] for c in msgs[1]["tool_calls"]] == ["a", "a"]  # the input is not mutated
+
+
+def test_parallel_calls_split_over_two_assistant_messages_keep_their_real_results():
+    msgs = [
+        USER,
+        {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+        {"role": "assistant", "content": None, "tool_calls": [call("b")]},
+        result("a", "result of a"),
+        result("b", "result of b"),
+    ]
+    report = repair_transcript(msgs)
+    contents = {m["tool_call_id"]: m["content"] for m in report.messages if m["role"] == "tool"}
+    assert contents == {"a": "result of a", "b": "result of b"}  # nothing synthetic
+    assert INTERRUPTED_RESULT not in [m.get("content") for m in report.messages]
+    assert not transcript_problems(report.messages)
+    assert report.dropped_orphans == 0
+
+
+def test_roles_never_repeat_after_repair_of_split_calls():
+    msgs = [
+        USER,
+        {"role": "assistant", "content": "first", "tool_calls": [call("a")]},
+        {"role": "assistant", "content": None, "tool_calls": [call("b")]},
+        result("b"),
+    ]
+    report = repair_transcript(msgs)
+    roles = [m["role"] for m in report.messages]
+    assert all(not (x == y == "assistant") for x, y in itertools.pairwise(roles))
+    assert not transcript_problems(report.messages)

@@ -60,9 +60,10 @@ SCENARIOS = [
     ("413", "openai", [Fault.status(413)], {}, ExitReason.CONTEXT_OVERFLOW_UNRECOVERABLE, 1),
     ("policy", "openai", [Fault.content_policy()], {}, ExitReason.CONTENT_POLICY_BLOCKED, 1),
     ("policy-a", "anthropic", [Fault.content_policy()], {}, ExitReason.CONTENT_POLICY_BLOCKED, 1),
-    ("401-one-key", "openai", [Fault.status(401)], {}, ExitReason.ALL_RETRIES_EXHAUSTED, 1),
-    ("400-invalid", "anthropic", [Fault.status(400)], {}, ExitReason.ALL_RETRIES_EXHAUSTED, 1),
-    ("404-no-fallback", "openai", [Fault.status(404)], {}, ExitReason.ALL_RETRIES_EXHAUSTED, 1),
+    ("401-one-key", "openai", [Fault.status(401)], {}, ExitReason.AUTH_FAILED, 1),
+    ("402-no-credit", "openai", [Fault.status(402)], {}, ExitReason.OUT_OF_CREDIT, 1),
+    ("400-invalid", "anthropic", [Fault.status(400)], {}, ExitReason.INVALID_REQUEST, 1),
+    ("404-no-fallback", "openai", [Fault.status(404)], {}, ExitReason.MODEL_NOT_FOUND, 1),
     (
         "500-no-budget-left",
         "openai",
@@ -105,6 +106,10 @@ def test_every_exit_reason_is_reachable_and_none_is_unknown():
         ExitReason.BUDGET_EXHAUSTED,  # test_parent_budget_exhaustion
         ExitReason.PERSISTENCE_FAILED,  # test_persistence_failure_stops_the_turn
         ExitReason.GUARDRAIL_HALT,  # tests/tools (the guardrail controller)
+        ExitReason.OUTPUT_TRUNCATED,  # test_model_call_outcomes (finish_reason length)
+        ExitReason.MISSING_EXTRA,  # test_model_call_outcomes (no local extra)
+        ExitReason.TLS_FAILED,  # test_model_call_outcomes (self-signed server)
+        ExitReason.MODEL_CALL_FAILED,  # test_model_call_outcomes (unclassifiable error)
     }
     assert covered == set(ExitReason) - {ExitReason.UNKNOWN}
 
@@ -125,7 +130,11 @@ def test_fallback_rewrites_identity_only_for_that_request(make_agent, fake_llm):
         config = {
             "model": {
                 "fallbacks": [
-                    {"provider": "custom", "name": "backup-model", "base_url": backup.openai_base_url}
+                    {
+                        "provider": "custom",
+                        "name": "backup-model",
+                        "base_url": backup.openai_base_url,
+                    }
                 ]
             }
         }
@@ -137,9 +146,12 @@ def test_fallback_rewrites_identity_only_for_that_request(make_agent, fake_llm):
         backup_prompt = backup.model_requests()[0].system
         assert "Model: fake-gpt" in main_prompt
         assert "Model: backup-model" in backup_prompt and "Model: fake-gpt" not in backup_prompt
-        assert backup_prompt.replace("backup-model", "fake-gpt").replace(
-            "Provider: custom", "Provider: openai"
-        ) == main_prompt
+        assert (
+            backup_prompt.replace("backup-model", "fake-gpt").replace(
+                "Provider: custom", "Provider: openai"
+            )
+            == main_prompt
+        )
         session = agent.store.get_session(result.session_id)
         assert agent.store.get_system_prompt(session.system_prompt_hash) == main_prompt
 
@@ -235,3 +247,16 @@ def test_a_stop_just_before_the_turn_starts_still_stops_it(make_agent, fake_llm)
     assert result.exit_reason is ExitReason.INTERRUPTED_BY_USER
     assert fake_llm.model_requests() == []
     assert agent.run_turn("again").exit_reason is ExitReason.TEXT_RESPONSE  # flag cleared
+
+
+def test_a_server_trickling_keepalives_cannot_hold_a_turn(make_agent, fake_llm):
+    # 200 at once, then only SSE comments for 30 s: model.timeout (0.5 s) ends each
+    # attempt, the retry gets the same, and the turn ends naming the timeout.
+    fake_llm.enqueue(
+        Fault.keepalive_stall(30, interval=0.05), Fault.keepalive_stall(30, interval=0.05)
+    )
+    agent = make_agent(config={"model": {"timeout": 0.5}, "agent": {"max_retries": 1}})
+    result = agent.run_turn("hello")
+    assert result.exit_reason is ExitReason.ALL_RETRIES_EXHAUSTED
+    assert "model.timeout" in result.error
+    assert len(fake_llm.model_requests()) == 2

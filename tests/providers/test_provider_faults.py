@@ -100,3 +100,18 @@ def test_status_error_carries_code_and_type(server, make_transport, api):
     assert err.error_type == "rate_limit_error"
     assert err.code == "rl"
     assert err.retry_after == 7.0
+
+
+@pytest.mark.parametrize("filler", ["comment", "whitespace"])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "plain"])
+@pytest.mark.parametrize("api", APIS)
+def test_timeout_bounds_the_whole_call_not_each_read(server, make_transport, api, stream, filler):
+    # The server answers 200 at once and keeps the socket busy with keep-alive filler
+    # for 30 s: no single read ever waits 0.5 s, so only a whole-call bound ends it.
+    transport = make_transport(api, timeout=0.5)
+    server.enqueue(Fault.keepalive_stall(30, interval=0.05, filler=filler))
+    with pytest.raises(ProviderError) as info:
+        transport.call(transport.build_request(MESSAGES, None, SETTINGS), stream=stream)
+    err = info.value
+    assert classify_error(err).reason == R.TIMEOUT
+    assert "model.timeout" in err.message and "0.5" in err.message

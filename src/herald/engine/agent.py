@@ -96,7 +96,9 @@ class Agent:
         # The agent's own tools (a memory provider's) live on this overlay, never on
         # the shared registry another profile's agent reads.
         tools = registry.overlay()
-        context_engine = self._create_context_engine(config, client)
+        context_engine = self._create_context_engine(
+            config, client, resuming=session_id is not None
+        )
         runtime = SessionRuntime(
             config=config,
             home=home,
@@ -433,13 +435,16 @@ class Agent:
         manager.attach(rt.tool_context)
         return manager
 
-    def _create_context_engine(self, config: HeraldConfig, client: ModelClient) -> ContextEngine:
+    def _create_context_engine(
+        self, config: HeraldConfig, client: ModelClient, *, resuming: bool = False
+    ) -> ContextEngine:
         _provider, model = client.identity()
         window = resolve_context_window(
             model,
             override=config.model.context_length,
             default=config.context.default_context_window,
-            notify=self.callbacks.status,
+            # A resumed session was told about an unknown context window when it began.
+            notify=None if resuming else self.callbacks.status,
         )
         return create_engine(
             config.context.engine,

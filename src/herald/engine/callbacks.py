@@ -23,3 +23,9 @@ class TurnCallbacks:
     def status(self, message: str) -> None:
         if self.on_status is not None:
             self.on_status(message)
+
+    def stream_discard(self) -> None:
+        """The failed attempt's deltas (text and reasoning) are void: called before the
+        retry's notice and first delta, and also when the failure ends the turn."""
+        if self.on_stream_discard is not None:
+            self.on_stream_discard()

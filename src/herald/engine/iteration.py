@@ -46,7 +46,9 @@ def run_iterations(ctx: TurnContext, turn: TurnState) -> None:
         response = outcome.response
         take_response(ctx.transcript, response)
         if not response.tool_calls:
-            turn.end(ExitReason.TEXT_RESPONSE, text=response.text or "")
+            # A cut-short answer (output limit, content filter) ends with its reason.
+            reason = outcome.exit_reason or ExitReason.TEXT_RESPONSE
+            turn.end(reason, text=response.text or "", error=outcome.error)
             return
         turn.tool_iterations += 1
         round_outcome = run_tool_round(ctx, response.tool_calls, guard)

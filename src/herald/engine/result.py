@@ -22,12 +22,24 @@ class ExitReason(StrEnum):
     PERSISTENCE_FAILED = "persistence_failed"
     ERROR_NEAR_MAX_ITERATIONS = "error_near_max_iterations"
     CONTENT_POLICY_BLOCKED = "content_policy_blocked"
+    # The answer stopped at the output limit (finish_reason length / max_tokens).
+    OUTPUT_TRUNCATED = "output_truncated"
+    # Model-call failures nothing can recover from (never retried), by classified reason.
+    AUTH_FAILED = "auth_failed"
+    OUT_OF_CREDIT = "out_of_credit"
+    MODEL_NOT_FOUND = "model_not_found"
+    INVALID_REQUEST = "invalid_request"
+    MISSING_EXTRA = "missing_extra"  # an optional package Herald needs is not installed
+    TLS_FAILED = "tls_failed"
+    MODEL_CALL_FAILED = "model_call_failed"  # an error the classifier could not place
     # Never returned: a turn that would end with it is a bug (tests assert this).
     UNKNOWN = "unknown"
 
 
 # Exits after which the user got a real answer to their message.
 COMPLETED_REASONS = frozenset({ExitReason.TEXT_RESPONSE})
+# Exits whose final_text is the beginning of an answer the model did not finish.
+PARTIAL_REASONS = frozenset({ExitReason.OUTPUT_TRUNCATED, ExitReason.CONTENT_POLICY_BLOCKED})
 
 
 @dataclass
@@ -46,8 +58,14 @@ class TurnResult:
     def completed(self) -> bool:
         return self.exit_reason in COMPLETED_REASONS
 
+    @property
+    def partial(self) -> bool:
+        """final_text is an answer cut short (output limit, content filter)."""
+        return bool(self.final_text) and self.exit_reason in PARTIAL_REASONS
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["exit_reason"] = self.exit_reason.value
         data["completed"] = self.completed
+        data["partial"] = self.partial
         return data

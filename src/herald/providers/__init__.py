@@ -17,7 +17,7 @@ from herald.providers.base import (
 from herald.providers.client import ModelClient
 from herald.providers.credentials import CredentialPool, KeyStatus
 from herald.providers.error_mapping import to_provider_error
-from herald.providers.errors import ClassifiedError, FailoverReason, classify_error
+from herald.providers.errors import ClassifiedError, FailoverReason, Recovery, classify_error
 from herald.providers.pricing import estimate_cost
 from herald.providers.probe import ProbeResult, probe_endpoint
 from herald.providers.selection import (
@@ -48,6 +48,7 @@ __all__ = [
     "ProviderConfigError",
     "ProviderError",
     "ProviderTransport",
+    "Recovery",
     "Selection",
     "StreamDelta",
     "ToolCall",

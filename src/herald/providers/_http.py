@@ -18,11 +18,12 @@ from __future__ import annotations
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from herald.providers.base import CallCancelled
+from herald.providers.base import CallCancelled, ProviderError
 
 if TYPE_CHECKING:
     import httpx2
@@ -47,6 +48,7 @@ class CallScope:
         self._streams: list[_Abortable] = []
         self._closers: list[Callable[[], None]] = []
         self.cancelled = False
+        self.timed_out = False  # aborted because the whole-call deadline passed
 
     def register_stream(self, stream: _Abortable) -> None:
         with self._lock:
@@ -81,9 +83,17 @@ def current_scope() -> CallScope | None:
 
 
 @contextmanager
-def call_scope(cancel: threading.Event | None) -> Iterator[CallScope]:
+def call_scope(
+    cancel: threading.Event | None, *, timeout: float | None = None
+) -> Iterator[CallScope]:
     """Run one call under a scope that `cancel` can abort; raises `CallCancelled`
-    (chained to whatever the aborted SDK raised) when the event fired."""
+    (chained to whatever the aborted SDK raised) when the event fired.
+
+    `timeout` bounds the whole call (connect, first byte and every byte after):
+    the SDKs' own timeouts bound each read, so a server that trickles SSE
+    keep-alive comments or whitespace would hold a call forever. When it passes,
+    the scope is aborted like a cancel and a ``kind="timeout"`` `ProviderError`
+    naming ``model.timeout`` is raised."""
     if cancel is not None and cancel.is_set():
         raise CallCancelled("cancelled before the request was sent")
     scope = CallScope()
@@ -91,30 +101,50 @@ def call_scope(cancel: threading.Event | None) -> Iterator[CallScope]:
     _local.scope = scope
     done = threading.Event()
     watcher: threading.Thread | None = None
-    if cancel is not None:
+    deadline = time.monotonic() + timeout if timeout is not None else None
+    if cancel is not None or deadline is not None:
+        never = threading.Event()
 
         def watch() -> None:
             while not done.is_set():
-                if cancel.wait(WATCH_INTERVAL):
+                if (cancel or never).wait(WATCH_INTERVAL):
                     if not done.is_set():
                         scope.abort()
                     return
+                if deadline is not None and time.monotonic() >= deadline and not done.is_set():
+                    scope.timed_out = True
+                    scope.abort()
+                    return
 
-        watcher = threading.Thread(target=watch, name="herald-cancel-watch", daemon=True)
+        watcher = threading.Thread(target=watch, name="herald-call-watch", daemon=True)
         watcher.start()
     try:
         yield scope
     except CallCancelled:
+        if scope.timed_out:
+            raise whole_call_timeout(timeout) from None
         raise
     except Exception as exc:
+        if scope.timed_out:
+            raise whole_call_timeout(timeout) from exc
         if scope.cancelled or (cancel is not None and cancel.is_set()):
             raise CallCancelled("the model call was cancelled") from exc
         raise
     finally:
         done.set()
         _local.scope = previous
+    if scope.timed_out:
+        raise whole_call_timeout(timeout)
     if scope.cancelled:
         raise CallCancelled("the model call was cancelled")
+
+
+def whole_call_timeout(timeout: float | None) -> ProviderError:
+    return ProviderError(
+        f"the model call did not finish within model.timeout ({timeout:g}s); raise "
+        "model.timeout in config.yaml if this model is slow to answer",
+        kind="timeout",
+    )
 
 
 def _network_classes() -> tuple[type, type]:

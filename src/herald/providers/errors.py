@@ -6,6 +6,10 @@ failure (non-HTTP kind, HTTP status, provider code/type, message wording) to a
 compress the context, rotate the API key, fall back to another endpoint).
 The first matching rule wins, so specific wordings come before bare statuses.
 
+Each reason also has one `Recovery`, the engine's plan in a single value
+(`herald.engine.model_call` matches on it): ask again, compress, wait and retry,
+rotate the key, fall back, or stop.
+
 `should_fallback` means "this endpoint cannot serve us; switch now" (bad key
 with no other key, no credit, unknown model). Transient reasons (rate limit,
 overload, 5xx, timeouts, cut streams) are `retryable` instead, with
@@ -39,7 +43,20 @@ class FailoverReason(StrEnum):
     INVALID_REQUEST = "invalid_request"
     MALFORMED_RESPONSE = "malformed_response"
     EMPTY_RESPONSE = "empty_response"
+    TLS_CERTIFICATE = "tls_certificate"
+    MISSING_DEPENDENCY = "missing_dependency"
     UNKNOWN = "unknown"
+
+
+class Recovery(StrEnum):
+    """What the engine does about a failed call (one value per reason)."""
+
+    ASK_AGAIN = "ask_again"  # an empty answer: the same request once more
+    COMPRESS = "compress"  # the request is too big: compress the context, then retry
+    RETRY = "retry"  # transient: back off and retry (another key first if it may help)
+    ROTATE = "rotate"  # this key cannot serve us: another key, else another endpoint
+    FALL_BACK = "fall_back"  # this endpoint cannot serve us: the next one in the chain
+    STOP = "stop"  # nothing helps: end the turn with the reason
 
 
 @dataclass(frozen=True)
@@ -51,6 +68,8 @@ class ClassifiedError:
     should_fallback: bool
     retry_after: float | None
     user_message: str
+    recovery: Recovery = Recovery.STOP
+    detail: str = ""  # the provider's own words (status, message), not yet redacted
 
 
 @dataclass(frozen=True)
@@ -100,7 +119,8 @@ def _re(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-_HTTP_AND_STREAM_ERRORS = frozenset({400, 404, 413, 422, 500, None})
+# Statuses servers deliver a context overflow on (proxies turn it into 502/503/529).
+_HTTP_AND_STREAM_ERRORS = frozenset({400, 404, 413, 422, 500, 502, 503, 529, None})
 
 CONTEXT_OVERFLOW_WORDING = _re(
     r"context[_ ]length[_ ]exceeded|maximum context length|context length|"
@@ -109,10 +129,20 @@ CONTEXT_OVERFLOW_WORDING = _re(
     r"reduce the length of the (?:messages|prompt|input)|"
     r"exceeds? the available context|exceed_context_size|context size|"
     r"requested \d+ tokens|tokens? (?:limit|count) exceed|"
-    r"prompt \(?\d+ tokens\)? .*(?:exceeds|too long)|input length .* exceeds"
+    r"prompt \(?\d+ tokens\)? .*(?:exceeds|too long)|input length .* exceeds|"
+    # vLLM
+    r"exceeds? (?:the )?max_model_len|exceeds? (?:the )?maximum model length|"
+    r"longer than the maximum model length|"
+    # llama.cpp server (slots, context size, context shift)
+    r"larger than the max context size|context shift is disabled|n_ctx_slot|"
+    r"exceeds? the (?:slot'?s? )?context size|context size (?:has been )?exceeded|"
+    # Ollama
+    r"exceeded max context length|exceeds? the context length|prompt too long"
 )
 
 RULES: list[Rule] = [
+    Rule(FailoverReason.TLS_CERTIFICATE, kinds=frozenset({"tls"})),
+    Rule(FailoverReason.MISSING_DEPENDENCY, kinds=frozenset({"missing_dependency"})),
     Rule(FailoverReason.TIMEOUT, kinds=frozenset({"timeout"})),
     Rule(FailoverReason.CONNECTION, kinds=frozenset({"connection"})),
     Rule(FailoverReason.MALFORMED_RESPONSE, kinds=frozenset({"malformed_response"})),
@@ -154,7 +184,8 @@ RULES: list[Rule] = [
         error_type=_re(r"insufficient_quota|billing"),
         message=_re(
             r"insufficient[_ ]quota|exceeded your current quota|\bcredit(?:s| balance)\b|"
-            r"billing|payment required|insufficient (?:funds|balance)"
+            r"billing|payment required|insufficient (?:funds|balance)|"
+            r"out of extra usage|extra usage (?:limit|exhausted)"
         ),
     ),
     Rule(
@@ -169,6 +200,12 @@ RULES: list[Rule] = [
     Rule(FailoverReason.AUTH, statuses=frozenset({401, 403})),
     Rule(FailoverReason.AUTH, error_type=_re(r"authentication_error|permission_error")),
     Rule(FailoverReason.RATE_LIMIT, statuses=frozenset({429})),
+    # Some gateways put a rate limit in a 400 (or a stream error) body.
+    Rule(
+        FailoverReason.RATE_LIMIT,
+        statuses=frozenset({400, None}),
+        message=_re(r"rate[ _-]?limit|too many requests"),
+    ),
     Rule(
         FailoverReason.RATE_LIMIT,
         code=_re(r"rate_limit"),
@@ -253,7 +290,40 @@ POLICY: dict[FailoverReason, Policy] = {
     FailoverReason.EMPTY_RESPONSE: Policy(
         True, False, False, False, "the model returned an empty response"
     ),
+    FailoverReason.TLS_CERTIFICATE: Policy(
+        False,
+        False,
+        False,
+        True,
+        "the provider's TLS certificate could not be verified (a self-signed or private "
+        "CA certificate?): point SSL_CERT_FILE at the CA bundle, or use http:// for a "
+        "server on this machine",
+    ),
+    FailoverReason.MISSING_DEPENDENCY: Policy(
+        False, False, False, True, "an optional package this provider needs is not installed"
+    ),
     FailoverReason.UNKNOWN: Policy(False, False, False, False, "the model call failed"),
+}
+
+RECOVERY: dict[FailoverReason, Recovery] = {
+    FailoverReason.AUTH: Recovery.ROTATE,
+    FailoverReason.AUTH_PERMANENT: Recovery.ROTATE,
+    FailoverReason.BILLING: Recovery.ROTATE,
+    FailoverReason.RATE_LIMIT: Recovery.RETRY,
+    FailoverReason.OVERLOADED: Recovery.RETRY,
+    FailoverReason.SERVER_ERROR: Recovery.RETRY,
+    FailoverReason.TIMEOUT: Recovery.RETRY,
+    FailoverReason.CONNECTION: Recovery.RETRY,
+    FailoverReason.MALFORMED_RESPONSE: Recovery.RETRY,
+    FailoverReason.EMPTY_RESPONSE: Recovery.ASK_AGAIN,
+    FailoverReason.CONTEXT_OVERFLOW: Recovery.COMPRESS,
+    FailoverReason.PAYLOAD_TOO_LARGE: Recovery.COMPRESS,
+    FailoverReason.MODEL_NOT_FOUND: Recovery.FALL_BACK,
+    FailoverReason.TLS_CERTIFICATE: Recovery.FALL_BACK,
+    FailoverReason.MISSING_DEPENDENCY: Recovery.FALL_BACK,
+    FailoverReason.CONTENT_POLICY: Recovery.STOP,
+    FailoverReason.INVALID_REQUEST: Recovery.STOP,
+    FailoverReason.UNKNOWN: Recovery.STOP,
 }
 
 
@@ -278,4 +348,6 @@ def classify_error(exc: BaseException) -> ClassifiedError:
         should_fallback=policy.fallback,
         retry_after=err.retry_after,
         user_message=policy.user_message,
+        recovery=RECOVERY[reason],
+        detail=err.message,
     )

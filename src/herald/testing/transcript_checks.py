@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 
 def transcript_problems(messages: list[dict[str, Any]]) -> list[str]:
     """Every way `messages` breaks the rules: each assistant tool call answered by
-    exactly one tool result right after it, no orphan results, and a conversation
-    that starts (after the system prompt) with a user message."""
+    exactly one tool result right after it, no orphan results, no two assistant
+    messages in a row (strict chat templates reject that), no call id used twice,
+    and a conversation that starts (after the system prompt) with a user message."""
     problems: list[str] = []
     body = [m for m in messages if m.get("role") != "system"]
     if any(m.get("role") == "system" for m in messages[1:]):
         problems.append("a system message appears after the first position")
     if body and body[0].get("role") != "user":
         problems.append(f"the conversation starts with {body[0].get('role')!r}, not 'user'")
+    for index, (before, after) in enumerate(itertools.pairwise(body)):
+        if before.get("role") == after.get("role") == "assistant":
+            problems.append(f"two assistant messages in a row at {index}")
+    ids = [c.get("id") for m in body for c in m.get("tool_calls") or []]
+    if len(ids) != len(set(ids)):
+        problems.append(f"a tool call id is used twice: {sorted(ids)}")
     i = 0
     while i < len(body):
         msg = body[i]

@@ -13,11 +13,31 @@ from dataclasses import dataclass
 from typing import Any
 
 SUMMARY_MARK = "[Context summary"
+# A user message put between the summary and a tail that starts with an assistant
+# message (a compression in the middle of a turn), so roles still alternate.
+BRIDGE_MARK = "[Continuing after the context summary; the task in progress:]"
 MIN_MIDDLE_MESSAGES = 4
 
 
 def is_summary(message: dict[str, Any]) -> bool:
     return (message.get("content") or "").startswith(SUMMARY_MARK)
+
+
+def is_bridge(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, str) and content.startswith(BRIDGE_MARK)
+
+
+def bridge_message(role: str, task: str) -> dict[str, Any]:
+    """The message that keeps roles alternating after a summary of role `role`'s
+    opposite: a user turn restating the task, or an assistant acknowledgement."""
+    if role == "user":
+        return {"role": "user", "content": f"{BRIDGE_MARK}\n{task}"}
+    return {"role": "assistant", "content": f"{BRIDGE_MARK}\nUnderstood; continuing."}
+
+
+def strip_bridge(text: str) -> str:
+    return text[len(BRIDGE_MARK) :].strip() if text.startswith(BRIDGE_MARK) else text
 
 
 @dataclass(frozen=True)

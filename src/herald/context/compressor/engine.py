@@ -10,7 +10,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from herald.config.schema_context import ContextConfig
-from herald.context.compressor.boundaries import choose_boundaries, is_summary
+from herald.context.compressor.boundaries import (
+    bridge_message,
+    choose_boundaries,
+    is_bridge,
+    is_summary,
+    strip_bridge,
+)
 from herald.context.compressor.prune import prune_tool_results
 from herald.context.compressor.summary import (
     fallback_sections,
@@ -143,7 +149,7 @@ class CompressorEngine(ContextEngine):
         previous = None
         for msg in middle:
             previous = sections_of_summary_message(msg) or previous
-        body = [m for m in middle if not is_summary(m)]
+        body = [m for m in middle if not is_summary(m) and not is_bridge(m)]
         pruned = prune_tool_results(
             body,
             protect_from=len(body),
@@ -153,11 +159,19 @@ class CompressorEngine(ContextEngine):
         goal = next((m.get("content") for m in head if m.get("role") == "user"), None)
         sections, source = self._summarize(pruned, previous, focus, goal)
         last_user = messages[bounds.last_user]
-        sections["Current task"] = (last_user.get("content") or "").strip()[:4000] or "none"
+        task = strip_bridge((last_user.get("content") or "").strip())[:4000] or "none"
+        sections["Current task"] = task
         role = "assistant" if head and head[-1].get("role") == "user" else "user"
         rebuilt = [*head, {"role": role, "content": summary_message_text(sections)}]
         if bounds.move_last_user:
             rebuilt.append({k: v for k, v in last_user.items() if k != ROW_ID})
+        following = rebuilt[len(head) + 1] if len(rebuilt) > len(head) + 1 else None
+        following = following or (tail[0] if tail else None)
+        if following is not None and following.get("role") == role:
+            # Mid-turn the tail starts with the assistant's next step: two messages of
+            # one role in a row are rejected by strict chat templates (invariant 3).
+            bridge = bridge_message("user" if role == "assistant" else "assistant", task)
+            rebuilt.insert(len(head) + 1, bridge)
         rebuilt.extend(tail)
         after = self.estimate(rebuilt)
         self._after_compression(before, after, source)

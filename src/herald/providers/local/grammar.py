@@ -7,15 +7,14 @@ The model must answer with exactly one JSON object, either
 tool (its ``arguments`` constrained by the tool's own parameter schema) plus the
 answer branch. When the caller forces a tool (``tool_choice`` "required" or a
 named function) the answer branch, and every other tool's branch, is left out.
-llama.cpp turns the schema into a GBNF grammar and masks every token that
-would leave it, so even a 135M model cannot emit anything else.
+llama.cpp's server constrains sampling to the schema (xllamacpp routes it
+through LLGuidance) and masks every token that would leave it, so even a 135M
+model cannot emit anything else.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
 from herald.providers.base import ProviderError
@@ -128,42 +127,14 @@ def reply_schema(
     return branches[0] if len(branches) == 1 else {"anyOf": branches}
 
 
-@lru_cache(maxsize=64)
-def _gbnf_for(schema_json: str) -> str:
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    return json_schema_to_gbnf(schema_json)
-
-
-def _converts(schema: dict[str, Any]) -> bool:
-    try:
-        _gbnf_for(json.dumps(schema))
-    except Exception:  # the converter raises assertions and KeyErrors on odd schemas
-        return False
-    return True
+def all_loose(tools: list[ToolSpec]) -> frozenset[str]:
+    """Every tool's name: the `loose` set to fall back on when llama.cpp refuses a
+    tool's own parameter schema (its arguments are then only held to "a JSON
+    object"; everything else about the protocol is still enforced)."""
+    return frozenset(t.name for t in tools)
 
 
-def compile_reply_grammar(tools: list[ToolSpec], choice: ToolChoice) -> tuple[str, frozenset[str]]:
-    """GBNF text for the reply schema, and the names of tools whose parameter schema
-    llama.cpp's converter could not handle (their arguments are then only held to
-    "a JSON object"; everything else about the protocol is still enforced).
-    Imports llama.cpp's grammar module, so call it only when generating."""
-    # Key order matters: the grammar emits properties in schema order, so "tool"
-    # comes before "arguments" and the model names the tool before filling it in.
-    loose = frozenset(t.name for t in tools if not _converts(_tool_branch(t, t.parameters)))
-    schema = reply_schema(tools, choice, loose=loose)
-    if schema is None:
-        raise ValueError("no reply grammar when no tool may be called")
-    try:
-        return _gbnf_for(json.dumps(schema)), loose
-    except Exception:
-        loose = frozenset(t.name for t in tools)
-        schema = reply_schema(tools, choice, loose=loose)
-        assert schema is not None
-        return _gbnf_for(json.dumps(schema)), loose
-
-
-def answer_only_grammar() -> str:
-    """GBNF admitting only ``{"answer": "..."}`` (used when the model repeats a tool
-    call whose result it has just been given)."""
-    return _gbnf_for(json.dumps(ANSWER_BRANCH))
+def answer_only_schema() -> dict[str, Any]:
+    """The schema admitting only ``{"answer": "..."}`` (used when the model repeats a
+    tool call whose result it has just been given)."""
+    return dict(ANSWER_BRANCH)

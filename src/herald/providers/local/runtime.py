@@ -1,20 +1,27 @@
 """The process-wide llama.cpp runtime: one loaded model per file, one generation at
 a time.
 
-llama.cpp contexts are not re-entrant, so every generation in the process runs
-under `GENERATION_LOCK`; loading runs under its own lock so that two threads
-asking for the same file load it once. ``llama_cpp`` is imported here only by
-`load_model`, i.e. on the first model call, never at import time.
+The runtime is xllamacpp, which ships prebuilt wheels of llama.cpp and embeds
+llama.cpp's own server (`xllamacpp.Server`): chat templates, JSON-schema
+constrained sampling and prompt (KV) caching between calls all come from it.
+Its loopback HTTP listener is only used for what the Python API lacks
+(``/tokenize``, ``/apply-template``) and is locked with a random API key.
+
+Every generation in the process runs under `GENERATION_LOCK`, so requests are
+served one after the other (a 135M demo model gains nothing from batching, and
+a cancel or timeout then never waits behind another caller's tokens); loading
+runs under its own lock so that two threads asking for the same file load it
+once. ``xllamacpp`` is imported here only by `load_model`, i.e. on the first
+model call, never at import time.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +30,7 @@ from herald.providers.local.model_file import LocalModelUnavailable, require_run
 
 GENERATION_LOCK = threading.Lock()
 _LOAD_LOCK = threading.Lock()
+_HTTP_TIMEOUT_SECONDS = 30.0
 
 
 @dataclass
@@ -33,28 +41,49 @@ class RenderedPrompt:
 
 @dataclass
 class LoadedModel:
-    """A loaded `llama_cpp.Llama` plus the chat formatter it uses, so the prompt we
-    count and show is byte-for-byte the one the model is given."""
+    """A running `xllamacpp.Server` for one GGUF file, plus what we learned about it."""
 
-    llama: Any
+    server: Any
     path: Path
     load_seconds: float
-    formatter: Callable[..., Any]
     extra_buffers_disabled: bool
-    metadata: dict[str, str] = field(default_factory=dict)
+    n_ctx: int
+    n_ctx_train: int
+    n_threads: int
+    base_url: str
+    api_key: str = field(repr=False)
+    _http: Any = field(default=None, repr=False)
 
-    @property
-    def n_ctx(self) -> int:
-        return int(self.llama.n_ctx())
+    def _post(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
+        import httpx
+
+        if self._http is None:
+            self._http = httpx.Client(
+                base_url=self.base_url,
+                headers={"Authorization": f"Bearer {self.api_key}"},
+                timeout=_HTTP_TIMEOUT_SECONDS,
+                trust_env=False,  # loopback: never through a proxy
+            )
+        response = self._http.post(route, json=body)
+        response.raise_for_status()
+        return response.json()
 
     def render(self, messages: list[dict[str, Any]]) -> RenderedPrompt:
-        # Same steps as llama-cpp-python's chat handler (format, then tokenize with
-        # special tokens), so len(tokens) equals the prompt_tokens it would report.
-        result = self.formatter(messages=messages)
-        tokens = self.llama.tokenize(
-            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
-        )
-        return RenderedPrompt(text=result.prompt, tokens=list(tokens))
+        """The prompt llama.cpp builds for `messages` with the model's own chat
+        template, and its tokens (as many as the call reports as prompt_tokens)."""
+        text = self._post("/apply-template", {"messages": messages})["prompt"]
+        tokens = self.tokenize(text, special=True)
+        return RenderedPrompt(text=text, tokens=tokens)
+
+    def tokenize(self, text: str, *, special: bool = False) -> list[int]:
+        body = {"content": text, "add_special": special, "parse_special": special}
+        return list(self._post("/tokenize", body)["tokens"])
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+        self.server = None  # the Server's destructor stops its threads
 
 
 _MODELS: dict[tuple[str, int], LoadedModel] = {}
@@ -72,48 +101,12 @@ def _cpu_advertises_amx() -> bool:
     return False
 
 
-@contextmanager
-def _model_params_without_extra_buffers(llama_cpp_lib: Any) -> Iterator[None]:
-    """Make `Llama.__init__` load weights without llama.cpp's "extra buffer types"
-    (weight repacking, including the AMX one). On CPUs that advertise AMX inside a
-    VM that does not enable the tile state, the AMX matmul kernel dies with a
-    general-protection fault (a segfault of the whole process, not an exception).
-    `Llama` exposes no parameter for this, so its default-params factory is wrapped
-    for the duration of the constructor (we hold `_LOAD_LOCK`)."""
-    original = llama_cpp_lib.llama_model_default_params
-
-    def default_params_without_extra_buffers() -> Any:
-        params = original()
-        params.use_extra_bufts = False
-        return params
-
-    llama_cpp_lib.llama_model_default_params = default_params_without_extra_buffers
-    try:
-        yield
-    finally:
-        llama_cpp_lib.llama_model_default_params = original
-
-
-def _make_formatter(llama: Any, llama_chat_format: Any) -> Callable[..., Any]:
-    template = llama.metadata.get("tokenizer.chat_template")
-    if not template:
-        # Old GGUFs carry no template; ChatML is what most small instruct models use.
-        return llama_chat_format.format_chatml
-    eos_id, bos_id = llama.token_eos(), llama.token_bos()
-    eos = llama._model.token_get_text(eos_id) if eos_id != -1 else ""
-    bos = llama._model.token_get_text(bos_id) if bos_id != -1 else ""
-    return llama_chat_format.Jinja2ChatFormatter(
-        template=template, eos_token=eos, bos_token=bos, stop_token_ids=[eos_id]
-    )
-
-
 MAX_DEFAULT_THREADS = 8
 
 
 def default_threads() -> int:
-    """All usable cores, up to 8. llama-cpp-python's own default for generation is
-    half the cores, which on a 2-core machine halves the speed of a model this
-    small (measured: 45 vs 90 tokens/s); past ~8 threads a tiny model gains nothing."""
+    """All usable cores, up to 8. On a 2-core machine half the cores halves the
+    speed of a model this small; past ~8 threads a tiny model gains nothing."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -136,54 +129,71 @@ def load_model(path: Path, *, n_threads: int | None = None) -> LoadedModel:
         _MODELS[key] = loaded
         global _exit_hook_registered
         if not _exit_hook_registered:
-            # Free models while llama_cpp's module globals still exist; left to the
-            # garbage collector at interpreter teardown, Llama.__del__ raises.
+            # Stop the servers while xllamacpp's module still exists.
             atexit.register(_close_at_exit)
             _exit_hook_registered = True
         return loaded
 
 
+def _params(xlc: Any, path: Path, n_threads: int, api_key: str, disable_extra: bool) -> Any:
+    params = xlc.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = 0  # the context window the model was trained with, from the GGUF
+    params.n_parallel = 1
+    params.cpuparams.n_threads = n_threads
+    params.cpuparams_batch.n_threads = n_threads
+    params.verbosity = -1  # llama.cpp logs nothing to our stderr
+    params.warmup = False  # a warm-up decode costs more than it saves for one call
+    params.cache_prompt = True  # reuse the KV cache of the shared prompt prefix
+    params.api_keys = [api_key]
+    params.endpoint_props = True
+    # On CPUs that advertise AMX inside a VM that does not enable the tile state,
+    # llama.cpp's AMX weight repacking dies with a general-protection fault (the
+    # whole process, not an exception). Loading without "extra buffer types" avoids
+    # the AMX path; the prebuilt wheels are portable builds, but a CPU backend
+    # variant may still pick it up.
+    params.no_extra_bufts = disable_extra
+    return params
+
+
 def _load(path: Path, n_threads: int) -> LoadedModel:
     require_runtime()
-    import llama_cpp
-    import llama_cpp.llama_chat_format as llama_chat_format
-    import llama_cpp.llama_cpp as llama_cpp_lib
+    import httpx
+    import xllamacpp
 
     disable_extra = _cpu_advertises_amx()
-    # n_ctx=0: the context window the model was trained with, from the GGUF.
-    options: dict[str, Any] = {
-        "model_path": str(path), "n_ctx": 0, "n_threads": n_threads,
-        "n_threads_batch": n_threads, "verbose": False,
-    }
+    api_key = secrets.token_urlsafe(24)
     started = time.perf_counter()
     try:
-        if disable_extra:
-            with _model_params_without_extra_buffers(llama_cpp_lib):
-                llama = llama_cpp.Llama(**options)
-        else:
-            llama = llama_cpp.Llama(**options)
+        server = xllamacpp.Server(_params(xllamacpp, path, n_threads, api_key, disable_extra))
     except (ValueError, RuntimeError, OSError) as exc:
         raise LocalModelUnavailable(
             f"llama.cpp could not load {path}: {exc}. Check that model.local_path names a "
             "GGUF model llama.cpp supports"
         ) from exc
     load_seconds = time.perf_counter() - started
-    if disable_extra and getattr(llama.model_params, "use_extra_bufts", False):
-        llama.close()
+    base_url = str(server.listening_address)
+    headers = {"Authorization": f"Bearer {api_key}"}
+    try:
+        with httpx.Client(base_url=base_url, headers=headers, trust_env=False) as http:
+            props = http.get("/props", timeout=_HTTP_TIMEOUT_SECONDS).json()
+            models = http.get("/v1/models", timeout=_HTTP_TIMEOUT_SECONDS).json()
+    except (httpx.HTTPError, ValueError) as exc:
         raise LocalModelUnavailable(
-            "this CPU advertises AMX, which crashes llama.cpp in this environment, and the "
-            "installed llama-cpp-python did not accept turning weight repacking off"
-        )
-    formatter = _make_formatter(llama, llama_chat_format)
-    # create_chat_completion then formats with the very object we render with.
-    llama.chat_handler = llama_chat_format.chat_formatter_to_chat_completion_handler(formatter)
+            f"llama.cpp loaded {path} but its embedded server did not answer: {exc}"
+        ) from exc
+    n_ctx = int(props["default_generation_settings"]["n_ctx"])
+    meta = (models.get("data") or [{}])[0].get("meta") or {}
     return LoadedModel(
-        llama=llama,
+        server=server,
         path=path,
         load_seconds=load_seconds,
-        formatter=formatter,
         extra_buffers_disabled=disable_extra,
-        metadata=dict(llama.metadata),
+        n_ctx=n_ctx,
+        n_ctx_train=int(meta.get("n_ctx_train") or n_ctx),
+        n_threads=n_threads,
+        base_url=base_url,
+        api_key=api_key,
     )
 
 
@@ -191,14 +201,18 @@ def loaded_models() -> list[LoadedModel]:
     return list(_MODELS.values())
 
 
+def _close_all() -> None:
+    for loaded in _MODELS.values():
+        loaded.close()
+    _MODELS.clear()
+
+
 def _close_at_exit() -> None:
     # A daemon thread may still be generating: never wait for it at exit.
     if not GENERATION_LOCK.acquire(blocking=False):
         return
     try:
-        for loaded in _MODELS.values():
-            loaded.llama.close()
-        _MODELS.clear()
+        _close_all()
     finally:
         GENERATION_LOCK.release()
 
@@ -206,6 +220,4 @@ def _close_at_exit() -> None:
 def unload_all() -> None:
     """Free every loaded model (tests and benchmarks; the agent keeps them)."""
     with _LOAD_LOCK, GENERATION_LOCK:
-        for loaded in _MODELS.values():
-            loaded.llama.close()
-        _MODELS.clear()
+        _close_all()

@@ -1,13 +1,14 @@
-"""`LocalTransport`: the ``local`` API mode, a GGUF model run in-process by llama.cpp.
+"""`LocalTransport`: the ``local`` API mode, a GGUF model run in-process by llama.cpp
+(through xllamacpp's embedded llama.cpp server, see `runtime`).
 
 `build_request` is pure (no llama.cpp import, no model load): it rewrites the
 messages for the model's template (see `prompting`) and records the reply
 schema (see `grammar`). `call` loads the model on first use, takes the
-process-wide generation lock, and runs ``Llama.create_chat_completion`` with
-the reply grammar.
+process-wide generation lock, and runs a chat completion constrained by the
+reply schema.
 
-It always generates in streaming mode internally, so that ``cancel`` and the
-timeout are checked between tokens even when the caller asked for a
+It always generates in streaming mode internally, so that ``cancel`` and
+``model.timeout`` (which bounds the whole call) are checked between tokens even when the caller asked for a
 non-streaming call; ``on_delta`` is only called when ``stream`` is true. Without
 tools the deltas are plain text; with tools they are the characters of the
 ``answer`` string as it is generated (nothing is streamed for a tool call).
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,8 @@ from herald.providers.base import (
 )
 from herald.providers.local.grammar import (
     ToolChoice,
-    answer_only_grammar,
-    compile_reply_grammar,
+    all_loose,
+    answer_only_schema,
     parse_tool_choice,
     parse_tools,
     reply_schema,
@@ -52,6 +53,7 @@ from herald.providers.local.runtime import GENERATION_LOCK, LoadedModel, load_mo
 DEFAULT_MAX_TOKENS = 384
 FREQUENCY_PENALTY = 0.6
 DEFAULT_TEMPERATURE = 0.2
+DEFAULT_SEED = 1
 _LOCK_POLL_SECONDS = 0.05
 
 
@@ -59,6 +61,7 @@ _LOCK_POLL_SECONDS = 0.05
 class _Generation:
     raw: str
     finish_reason: str
+    prompt_tokens: int
     completion_tokens: int
     response_id: str | None
 
@@ -101,7 +104,7 @@ class LocalTransport(ProviderTransport):
         return self.loaded_model().n_ctx
 
     def count_tokens(self, text: str) -> int:
-        return len(self.loaded_model().llama.tokenize(text.encode("utf-8"), add_bos=False))
+        return len(self.loaded_model().tokenize(text))
 
     def render_prompt(self, request: dict[str, Any]) -> str:
         """The exact prompt text llama.cpp tokenizes for `request`."""
@@ -116,7 +119,8 @@ class LocalTransport(ProviderTransport):
         settings: CallSettings,
     ) -> dict[str, Any]:
         """The rendered chat plus generation settings. ``settings.extra`` may carry
-        ``tool_choice`` (OpenAI style) and ``seed``; other extras are ignored."""
+        ``tool_choice`` (OpenAI style), ``seed`` and ``cache_prompt``; other extras
+        are ignored."""
         specs = parse_tools(tools)
         choice = parse_tool_choice(settings.extra.get("tool_choice"), [s.name for s in specs])
         if choice.mode == "none":
@@ -136,6 +140,8 @@ class LocalTransport(ProviderTransport):
                 DEFAULT_TEMPERATURE if settings.temperature is None else settings.temperature
             ),
             "seed": settings.extra.get("seed"),
+            # False makes llama.cpp evaluate the whole prompt (benchmarks of a cold call).
+            "cache_prompt": bool(settings.extra.get("cache_prompt", True)),
         }
 
     # -- call ----------------------------------------------------------------
@@ -151,14 +157,13 @@ class LocalTransport(ProviderTransport):
         deadline = time.monotonic() + self.timeout
         _raise_if_cancelled(cancel)
         loaded = self.loaded_model()
-        grammar, offered = _reply_grammar(request)
         self._acquire_generation_lock(cancel, deadline)
         try:
+            if time.monotonic() > deadline:
+                raise self._timeout_error("did not start")
             return self._respond(
                 loaded,
                 request,
-                grammar,
-                offered,
                 on_delta=on_delta if stream else None,
                 cancel=cancel,
                 deadline=deadline,
@@ -171,11 +176,7 @@ class LocalTransport(ProviderTransport):
         while not GENERATION_LOCK.acquire(timeout=_LOCK_POLL_SECONDS):
             _raise_if_cancelled(cancel)
             if time.monotonic() > deadline:
-                raise ProviderError(
-                    f"the local model was busy with another request for {self.timeout:.0f}s",
-                    provider=self.provider,
-                    kind="timeout",
-                )
+                raise self._timeout_error("was busy with another request and did not start")
         if cancel is not None and cancel.is_set():
             GENERATION_LOCK.release()
             raise CallCancelled("the local model call was cancelled")
@@ -184,56 +185,43 @@ class LocalTransport(ProviderTransport):
         self,
         loaded: LoadedModel,
         request: dict[str, Any],
-        grammar: Any,
-        offered: list[str],
         *,
         on_delta: DeltaCallback | None,
         cancel: threading.Event | None,
         deadline: float,
     ) -> NormalizedResponse:
-        try:
-            prompt_tokens = len(loaded.render(request["messages"]).tokens)
-        except Exception as exc:  # jinja2 errors, or a template's raise_exception()
-            raise ProviderError(
-                f"the model's chat template could not render this conversation: {exc}",
-                provider=self.provider,
-            ) from exc
-        if prompt_tokens >= loaded.n_ctx:
-            raise ProviderError(
-                f"prompt is too long: {prompt_tokens} tokens exceed the model's context "
-                f"window of {loaded.n_ctx} tokens",
-                provider=self.provider,
-                code="context_length_exceeded",
-            )
+        specs = _request_tools(request)
+        offered = [s.name for s in specs]
 
-        def generate(with_grammar: Any) -> _Generation:
+        def generate(schema: dict[str, Any] | None) -> _Generation:
             return self._generate(
-                loaded,
-                request,
-                with_grammar,
-                prompt_tokens,
-                on_delta=on_delta,
-                cancel=cancel,
-                deadline=deadline,
+                loaded, request, schema, on_delta=on_delta, cancel=cancel, deadline=deadline
             )
 
-        first = generate(grammar)
+        schema = request.get("reply_schema")
+        try:
+            first = generate(schema)
+        except _SchemaRefused:
+            # llama.cpp could not compile some tool's parameter schema: hold every
+            # tool's arguments to "a JSON object" and keep the rest of the protocol.
+            raw_choice = request.get("tool_choice") or {}
+            choice = ToolChoice(raw_choice.get("mode", "auto"), raw_choice.get("name"))
+            schema = reply_schema(specs, choice, loose=all_loose(specs))
+            first = generate(schema)
         common: dict[str, Any] = {"model": request.get("model"), "response_id": first.response_id}
-        if grammar is None:
-            usage = Usage(prompt_tokens, first.completion_tokens)
+        if schema is None:
+            usage = Usage(first.prompt_tokens, first.completion_tokens)
             return NormalizedResponse(
                 first.raw, finish_reason=first.finish_reason, usage=usage, **common
             )
         reply = parse_reply(first.raw, offered, first.finish_reason)
         completion_tokens = first.completion_tokens
         if reply.tool_call is not None and _repeats(reply, request):
-            from llama_cpp.llama_grammar import LlamaGrammar
-
-            second = generate(LlamaGrammar.from_string(answer_only_grammar(), verbose=False))
+            second = generate(answer_only_schema())
             completion_tokens += second.completion_tokens
             reply = parse_reply(second.raw, offered, second.finish_reason)
         # prompt_tokens measures the context once even when it was read twice.
-        usage = Usage(prompt_tokens, completion_tokens)
+        usage = Usage(first.prompt_tokens, completion_tokens)
         if reply.tool_call is not None:
             return NormalizedResponse(
                 None, [reply.tool_call], finish_reason="tool_calls", usage=usage, **common
@@ -246,77 +234,124 @@ class LocalTransport(ProviderTransport):
         self,
         loaded: LoadedModel,
         request: dict[str, Any],
-        grammar: Any,
-        prompt_tokens: int,
+        schema: dict[str, Any] | None,
         *,
         on_delta: DeltaCallback | None,
         cancel: threading.Event | None,
         deadline: float,
     ) -> _Generation:
-        llama = loaded.llama
-        max_tokens = max(1, min(int(request["max_tokens"]), loaded.n_ctx - prompt_tokens))
-        answer_stream = AnswerStream() if grammar is not None else None
-        pieces: list[str] = []
-        finish_reason = "length"
-        response_id: str | None = None
-        chunks = llama.create_chat_completion(
-            messages=request["messages"],
-            grammar=grammar,
-            stream=True,
-            max_tokens=max_tokens,
-            temperature=float(request["temperature"]),
-            seed=request.get("seed"),
+        answer_stream = AnswerStream() if schema is not None else None
+        body: dict[str, Any] = {
+            "messages": request["messages"],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": int(request["max_tokens"]),
+            "temperature": float(request["temperature"]),
             # A 135M model loops on its own phrases ("I'm here to help… I'm here to help…").
             # A frequency penalty on generated tokens stops that; llama.cpp's repeat
             # penalty would also punish the prompt's reply format and make it echo it.
-            repeat_penalty=1.0,
-            frequency_penalty=FREQUENCY_PENALTY,
-        )
-        try:
-            for chunk in chunks:
-                _raise_if_cancelled(cancel)
-                if time.monotonic() > deadline:
-                    raise ProviderError(
-                        f"the local model did not finish within {self.timeout:.0f}s",
-                        provider=self.provider,
-                        kind="timeout",
-                    )
-                response_id = response_id or chunk.get("id")
-                choice = chunk["choices"][0]
+            "repeat_penalty": 1.0,
+            "frequency_penalty": FREQUENCY_PENALTY,
+            "cache_prompt": bool(request.get("cache_prompt", True)),
+        }
+        # A fixed default seed: the same chat gives the same demo answer every run.
+        seed = request.get("seed")
+        body["seed"] = DEFAULT_SEED if seed is None else int(seed)
+        if schema is not None:
+            body["json_schema"] = schema
+        state = _StreamState()
+
+        def on_chunk(chunk: dict[str, Any]) -> bool:
+            # Returning True stops llama.cpp's generation at once.
+            if cancel is not None and cancel.is_set():
+                state.stopped = "cancelled"
+                return True
+            if time.monotonic() > deadline:
+                state.stopped = "timeout"
+                return True
+            if "error" in chunk:
+                state.error = chunk["error"]
+                return True
+            state.response_id = state.response_id or chunk.get("id")
+            usage = chunk.get("usage")
+            if usage:
+                state.prompt_tokens = int(usage.get("prompt_tokens") or 0)
+                state.completion_tokens = int(usage.get("completion_tokens") or 0)
+            for choice in chunk.get("choices") or []:
                 if choice.get("finish_reason"):
-                    finish_reason = choice["finish_reason"]
-                piece = choice["delta"].get("content") or ""
+                    state.finish_reason = choice["finish_reason"]
+                piece = (choice.get("delta") or {}).get("content") or ""
                 if not piece:
                     continue
-                pieces.append(piece)
+                state.pieces.append(piece)
                 text = answer_stream.feed(piece) if answer_stream is not None else piece
                 if text and on_delta is not None:
                     on_delta(StreamDelta("text", text))
+            return False
+
+        try:
+            returned = loaded.server.handle_chat_completions(body, on_chunk)
         except (RuntimeError, ValueError) as exc:
+            if schema is not None and "schema" in str(exc).lower():
+                raise _SchemaRefused(str(exc)) from exc
             raise ProviderError(
                 f"llama.cpp failed while generating: {exc}", provider=self.provider
             ) from exc
-        finally:
-            chunks.close()
-        # Streamed chunks carry no usage, so count as llama-cpp-python's own
-        # non-streaming usage does: n_tokens holds prompt + evaluated output, and a
-        # reply cut by max_tokens has its last token sampled but not evaluated.
-        completion_tokens = max(0, llama.n_tokens - prompt_tokens + (finish_reason == "length"))
-        return _Generation("".join(pieces), finish_reason, completion_tokens, response_id)
+        if isinstance(returned, dict) and "error" in returned:
+            state.error = returned["error"]
+        if state.stopped == "cancelled":
+            raise CallCancelled("the local model call was cancelled")
+        if state.stopped == "timeout":
+            raise self._timeout_error("did not finish")
+        if state.error is not None:
+            raise self._server_error(state.error, schema)
+        return _Generation(
+            "".join(state.pieces),
+            state.finish_reason,
+            state.prompt_tokens,
+            state.completion_tokens,
+            state.response_id,
+        )
+
+    def _timeout_error(self, what: str) -> ProviderError:
+        return ProviderError(
+            f"the local model {what} within model.timeout ({self.timeout:g}s)",
+            provider=self.provider,
+            kind="timeout",
+        )
+
+    def _server_error(self, error: Any, schema: dict[str, Any] | None) -> ProviderError:
+        detail = error if isinstance(error, dict) else {"message": str(error)}
+        message = str(detail.get("message") or detail)
+        if detail.get("type") == "exceed_context_size_error":
+            return ProviderError(
+                f"prompt is too long: {message}",
+                provider=self.provider,
+                code="context_length_exceeded",
+                status=400,
+            )
+        if schema is not None and any(w in message.lower() for w in ("grammar", "schema")):
+            raise _SchemaRefused(message)
+        return ProviderError(f"llama.cpp refused the request: {message}", provider=self.provider)
 
 
-def _reply_grammar(request: dict[str, Any]) -> tuple[Any, list[str]]:
-    """The llama.cpp grammar for the request's reply protocol (None for plain text)
-    and the names of the tools it offers."""
-    if request.get("reply_schema") is None:
-        return None, []
-    from llama_cpp.llama_grammar import LlamaGrammar
+class _SchemaRefused(Exception):
+    """llama.cpp could not compile the reply schema."""
 
-    specs = parse_tools([{"type": "function", "function": t} for t in request["tools"]])
-    raw_choice = request.get("tool_choice") or {}
-    choice = ToolChoice(raw_choice.get("mode", "auto"), raw_choice.get("name"))
-    gbnf, _loose = compile_reply_grammar(specs, choice)
-    return LlamaGrammar.from_string(gbnf, verbose=False), [s.name for s in specs]
+
+@dataclass
+class _StreamState:
+    pieces: list[str] = field(default_factory=list)
+    finish_reason: str = "length"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    response_id: str | None = None
+    stopped: str | None = None
+    error: Any = None
+
+
+def _request_tools(request: dict[str, Any]) -> list[Any]:
+    return parse_tools([{"type": "function", "function": t} for t in request.get("tools") or []])
 
 
 def _repeats(reply: ParsedReply, request: dict[str, Any]) -> bool:

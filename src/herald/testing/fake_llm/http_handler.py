@@ -166,6 +166,8 @@ class FakeLLMRequestHandler(BaseHTTPRequestHandler):
             self._hang_up()
         elif kind == "close_connection":
             self._hang_up()
+        elif kind == "keepalive_stall":
+            self._stall(wire, request, fault)
         elif kind == "drop_mid_stream":
             self._drop(wire, request, fault)
         elif kind == "malformed_json":
@@ -180,6 +182,28 @@ class FakeLLMRequestHandler(BaseHTTPRequestHandler):
                 self._send_json(200, wire.empty_completion(request), wire)
         else:  # pragma: no cover - Fault validates its kind
             raise ValueError(f"unhandled fault kind {kind!r}")
+
+    def _stall(self, wire: WireFormat, request: RecordedRequest, fault: Fault) -> None:
+        if request.stream:
+            content_type = "text/event-stream; charset=utf-8"
+            filler = b": keep-alive\n\n" if fault.filler == "comment" else b"\n"
+        else:
+            content_type = "application/json"
+            filler = b" "
+        self._start_response(
+            200, wire, {"content-type": content_type, "transfer-encoding": "chunked"}
+        )
+        self.end_headers()
+        deadline = time.monotonic() + fault.seconds
+        try:
+            while time.monotonic() < deadline:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(filler), filler))
+                self.wfile.flush()
+                if not self._pause(fault.interval):
+                    break
+        except OSError:
+            pass  # the client gave up, as it should
+        self._hang_up()
 
     def _drop(self, wire: WireFormat, request: RecordedRequest, fault: Fault) -> None:
         reply = fault.drop_reply()

@@ -181,6 +181,7 @@ FAULT_KINDS = (
     "refuse_stream",
     "close_connection",
     "content_policy",
+    "keepalive_stall",
 )
 
 _DROP_TEXT = (
@@ -208,6 +209,8 @@ class Fault:
     limit: int | None = None
     tokens: int | None = None
     reply: Reply | None = None
+    interval: float = 0.1
+    filler: str = "comment"
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -251,6 +254,21 @@ class Fault:
         if seconds < 0:
             raise ValueError("timeout seconds must not be negative")
         return cls("timeout", seconds=seconds)
+
+    @classmethod
+    def keepalive_stall(
+        cls, seconds: float = 30.0, *, interval: float = 0.1, filler: str = "comment"
+    ) -> Fault:
+        """Answer 200 at once, then send only filler every ``interval`` seconds for
+        ``seconds`` and hang up: a server that is alive on the socket but never
+        answers. ``filler`` is ``"comment"`` (SSE ``: keep-alive`` lines; a
+        non-streaming request gets whitespace) or ``"whitespace"`` (blank lines).
+        A per-read timeout never fires on either."""
+        if seconds < 0 or interval <= 0:
+            raise ValueError("keepalive_stall needs seconds >= 0 and interval > 0")
+        if filler not in ("comment", "whitespace"):
+            raise ValueError(f"filler must be 'comment' or 'whitespace', got {filler!r}")
+        return cls("keepalive_stall", seconds=seconds, interval=interval, filler=filler)
 
     @classmethod
     def drop_mid_stream(cls, after_chunks: int = 3, reply: Reply | None = None) -> Fault:
