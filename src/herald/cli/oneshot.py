@@ -102,13 +102,15 @@ def run_oneshot(
     query = expand_skill_command(settings, query, ()) or query
     with open_store(settings) as store:
         session_id = resolve_session_id(store, resume)
+        attended = sys.stdin.isatty()  # a person at the terminal can approve and answer
         agent = build_agent(
             settings,
             store,
             session_id=session_id,
-            options=AgentOptions(source="cli", platform="cli", max_iterations=max_turns),
+            options=AgentOptions(source="cli", max_iterations=max_turns),
+            # Notices from outside a turn (an unknown context window at start-up).
+            callbacks=_status_callbacks(attended=attended),
         )
-        attended = sys.stdin.isatty()  # a person at the terminal can approve and answer
         channel = HumanChannel(
             lambda text: err_console().print(text, markup=False, highlight=False),
             read_stdin=True,
