@@ -7,7 +7,19 @@ import pytest
 
 from herald.engine import ExitReason, IterationBudget
 from herald.testing.fake_llm import FakeLLMServer, Fault, Reply
+from herald.testing.homes import merge
 from herald.testing.transcript_checks import transcript_problems
+
+
+@pytest.fixture(params=["lean", "sdk"])
+def make_agent(request, make_agent):
+    """Every test here runs on both `model.transport` implementations."""
+
+    def make(*, config=None, **kw):
+        return make_agent(config=merge({"model": {"transport": request.param}}, config or {}), **kw)
+
+    return make
+
 
 OK = Reply.text("recovered")
 TODO_CALL = Reply.tool_call("todo", {"todos": [{"id": "1", "content": "x", "status": "pending"}]})
@@ -125,7 +137,11 @@ def test_fallback_rewrites_identity_only_for_that_request(make_agent, fake_llm):
         config = {
             "model": {
                 "fallbacks": [
-                    {"provider": "custom", "name": "backup-model", "base_url": backup.openai_base_url}
+                    {
+                        "provider": "custom",
+                        "name": "backup-model",
+                        "base_url": backup.openai_base_url,
+                    }
                 ]
             }
         }
@@ -137,9 +153,12 @@ def test_fallback_rewrites_identity_only_for_that_request(make_agent, fake_llm):
         backup_prompt = backup.model_requests()[0].system
         assert "Model: fake-gpt" in main_prompt
         assert "Model: backup-model" in backup_prompt and "Model: fake-gpt" not in backup_prompt
-        assert backup_prompt.replace("backup-model", "fake-gpt").replace(
-            "Provider: custom", "Provider: openai"
-        ) == main_prompt
+        assert (
+            backup_prompt.replace("backup-model", "fake-gpt").replace(
+                "Provider: custom", "Provider: openai"
+            )
+            == main_prompt
+        )
         session = agent.store.get_session(result.session_id)
         assert agent.store.get_system_prompt(session.system_prompt_hash) == main_prompt
 

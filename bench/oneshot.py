@@ -1,0 +1,131 @@
+"""Cold start of a one-shot `herald chat -q` against the fake LLM server.
+
+Each run starts `herald chat -q` as a fresh subprocess in a temporary home whose
+model points at an in-process fake server scripted with one tool call (`todo`)
+and then an answer. Per run it measures:
+
+- time to first request: from just before the process is spawned to the moment
+  the fake server received the first model request (both wall-clock seconds);
+- total wall time of the process;
+- peak RSS of the process (its own `ru_maxrss` via `os.wait4`).
+
+It also times `herald --version` cold. Medians over the runs are printed, one
+line per figure; `--json` prints them as one JSON object (save one run on the
+old code and pass it with `--baseline FILE` to get after/before ratios).
+
+Run: python bench/oneshot.py [--runs 7] [--api openai|anthropic]
+     [--transport lean|sdk] [--json] [--baseline before.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from herald.testing.fake_llm import FakeLLMServer, Reply
+from herald.testing.homes import fake_model_config, make_home
+
+
+def herald_command() -> list[str]:
+    script = shutil.which("herald")
+    if script:
+        return [sys.executable, script]
+    return [sys.executable, "-c", "import sys; from herald.cli import main; sys.exit(main())"]
+
+
+def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int]:
+    """(start wall time, elapsed seconds, peak RSS in MB, exit status) of one process."""
+    started = time.time()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
+    if proc.returncode != 0:
+        sys.stderr.write(err.decode(errors="replace"))
+    return started, elapsed, usage.ru_maxrss / 1024.0, proc.returncode
+
+
+def one_shot(
+    server: FakeLLMServer, root: Path, api: str, transport: str | None
+) -> dict[str, float]:
+    server.reset()
+    server.enqueue(Reply.tool_call("todo", {"todos": []}), Reply.text("Done."))
+    model: dict[str, Any] = {} if transport is None else {"transport": transport}
+    settings = make_home(root, fake_model_config(server, api, **model))
+    env = {**os.environ, "HERALD_HOME": str(settings.home.root)}
+    argv = [*herald_command(), "chat", "-q", "Make an empty todo list, then say done."]
+    started, elapsed, rss, code = run_measured(argv, env)
+    if code != 0:
+        raise SystemExit(f"herald chat -q failed with exit status {code}")
+    requests = server.model_requests()
+    if len(requests) != 2:
+        raise SystemExit(f"expected 2 model requests, the server saw {len(requests)}")
+    return {
+        "first_request_s": requests[0].timestamp - started,
+        "wall_s": elapsed,
+        "peak_rss_mb": rss,
+    }
+
+
+def version_time(env: dict[str, str]) -> float:
+    _, elapsed, _, code = run_measured([*herald_command(), "--version"], env)
+    if code != 0:
+        raise SystemExit("herald --version failed")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--api", choices=("openai", "anthropic"), default="openai")
+    parser.add_argument("--transport", choices=("lean", "sdk"), default=None)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--baseline", type=Path, help="a --json output to compare with")
+    args = parser.parse_args()
+
+    samples: dict[str, list[float]] = {"first_request_s": [], "wall_s": [], "peak_rss_mb": []}
+    versions: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="herald-bench-oneshot-") as tmp, FakeLLMServer() as srv:
+        env = {**os.environ, "HERALD_HOME": str(Path(tmp) / "version-home")}
+        one_shot(srv, Path(tmp) / "warmup", args.api, args.transport)  # fill the OS file cache
+        version_time(env)
+        for index in range(args.runs):
+            for key, value in one_shot(
+                srv, Path(tmp) / f"run{index}", args.api, args.transport
+            ).items():
+                samples[key].append(value)
+            versions.append(version_time(env))
+    result = {key: statistics.median(values) for key, values in samples.items()}
+    result["version_s"] = statistics.median(versions)
+    result["runs"] = args.runs
+    if args.json:
+        print(json.dumps(result))
+        return
+    baseline = json.loads(args.baseline.read_text()) if args.baseline else None
+    label = f"herald chat -q, one tool call, {args.api}, transport={args.transport or 'default'}"
+    print(f"{label}: median of {args.runs} cold runs")
+    units = {"first_request_s": "s", "wall_s": "s", "peak_rss_mb": "MB", "version_s": "s"}
+    for key, unit in units.items():
+        line = f"  {key:16} {result[key]:8.3f} {unit}"
+        if baseline and baseline.get(key):
+            line += f"   before {baseline[key]:8.3f} {unit}   after/before {result[key] / baseline[key]:.2f}x"
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
