@@ -9,6 +9,11 @@ and then an answer. Per run it measures:
 - total wall time of the process;
 - peak RSS of the process (its own `ru_maxrss` via `os.wait4`).
 
+Bytecode: the children may write `.pyc` files (`PYTHONDONTWRITEBYTECODE` is
+dropped) into a temporary `PYTHONPYCACHEPREFIX`, filled by a warm-up run, so a
+run costs what it costs an installed Herald, not a recompile of every module.
+`--no-bytecode` measures the compile-every-time case instead.
+
 It also times `herald --version` cold. Medians over the runs are printed, one
 line per figure; `--json` prints them as one JSON object (save one run on the
 old code and pass it with `--baseline FILE` to get after/before ratios).
@@ -96,6 +101,7 @@ def main() -> None:
     parser.add_argument("--transport", choices=("lean", "sdk"), default=None)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--baseline", type=Path, help="a --json output to compare with")
+    parser.add_argument("--no-bytecode", action="store_true", help="children compile every module")
     args = parser.parse_args()
 
     samples: dict[str, list[float]] = {"first_request_s": [], "wall_s": [], "peak_rss_mb": []}
@@ -117,7 +123,10 @@ def main() -> None:
         print(json.dumps(result))
         return
     baseline = json.loads(args.baseline.read_text()) if args.baseline else None
-    label = f"herald chat -q, one tool call, {args.api}, transport={args.transport or 'default'}"
+    label = (
+        f"herald chat -q, one tool call, {args.api}, transport={args.transport or 'default'}"
+        f"{', no bytecode cache' if args.no_bytecode else ''}"
+    )
     print(f"{label}: median of {args.runs} cold runs")
     units = {"first_request_s": "s", "wall_s": "s", "peak_rss_mb": "MB", "version_s": "s"}
     for key, unit in units.items():

@@ -1,9 +1,10 @@
 """Fixtures for the provider tests: one fake LLM server per module (reset before
 every test) and transports pointed at it with short timeouts.
 
-Every test that makes its transport with `make_transport` runs twice: on the
-lean transport (Herald's own HTTP) and on the SDK transport, so the SDK-based
-tests are the contract both implementations keep."""
+Every test that makes its transport with `make_transport` runs on each
+implementation: the lean transport on its stdlib client (the default), the lean
+transport on httpx2 (what it uses behind a proxy), and the SDK transport, so
+the SDK-based tests are the contract all of them keep."""
 
 from __future__ import annotations
 
@@ -50,17 +51,24 @@ def transport_for(
     api_key: str = "sk-test-key-1234",
     implementation: str = "sdk",
 ) -> ProviderTransport:
-    cls = TRANSPORT_CLASSES[(implementation, api)]
+    cls = TRANSPORT_CLASSES[(implementation.split("-")[0], api)]
     if api == "openai":
-        return cls(
+        transport = cls(
             provider="openai", base_url=server.openai_base_url, api_key=api_key, timeout=timeout
         )
-    return cls(
-        provider="anthropic", base_url=server.anthropic_base_url, api_key=api_key, timeout=timeout
-    )
+    else:
+        transport = cls(
+            provider="anthropic",
+            base_url=server.anthropic_base_url,
+            api_key=api_key,
+            timeout=timeout,
+        )
+    if implementation == "lean-httpx2":
+        transport.use_httpx = True  # type: ignore[attr-defined]
+    return transport
 
 
-@pytest.fixture(params=["lean", "sdk"])
+@pytest.fixture(params=["lean", "lean-httpx2", "sdk"])
 def implementation(request: pytest.FixtureRequest) -> str:
     """Which transport implementation a test runs on (`model.transport`)."""
     return request.param

@@ -1,6 +1,7 @@
 """The two lean transports: the SDK transports' request building, parsing and call
 skeleton (cancel scope, stream-refusal fallback, error translation), with the
-request itself made by one httpx2 POST instead of through an SDK.
+request itself made by one POST on `herald.providers.lean.http` (or on an
+httpx2 client when the environment names a proxy) instead of through an SDK.
 
 Only `_new_client` and `_create` differ from the SDK transports, so everything
 else (canonical request bytes, stream assembly, usage, finish reasons, the
@@ -10,10 +11,12 @@ empty-answer and content-filter errors) is the same code on both paths.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from herald import __version__
 from herald.providers._http import build_http_client
 from herald.providers.anthropic_messages import AnthropicMessagesTransport
+from herald.providers.lean.http import Client, proxy_configured
 from herald.providers.lean.wire import (
     EventStream,
     anthropic_events,
@@ -34,9 +37,15 @@ class _LeanHttp:
 
     provider: str
     timeout: float
+    # None: httpx2 only when a proxy is configured; tests force either client.
+    use_httpx: bool | None = None
 
     def _new_client(self) -> Any:
-        return build_http_client(self.timeout)
+        use_httpx = proxy_configured() if self.use_httpx is None else self.use_httpx
+        if use_httpx:
+            return build_http_client(self.timeout)
+        parts = urlsplit(self._url())
+        return Client(f"{parts.scheme}://{parts.netloc}", self.timeout)
 
     def _url(self) -> str:
         raise NotImplementedError
@@ -55,8 +64,14 @@ class _LeanHttp:
             "user-agent": USER_AGENT,
             **self._headers(),
         }
-        built = client.build_request("POST", self._url(), content=encode(request), headers=headers)
-        response = client.send(built, stream=True)
+        url = self._url()
+        if isinstance(client, Client):
+            parts = urlsplit(url)
+            path = parts.path + (f"?{parts.query}" if parts.query else "")
+            response = client.post(path, encode(request), headers)
+        else:
+            built = client.build_request("POST", url, content=encode(request), headers=headers)
+            response = client.send(built, stream=True)
         try:
             if response.status_code >= 400:
                 raise status_error(response, self.provider)

@@ -1,4 +1,8 @@
-"""The HTTP half of the lean transports: one JSON POST, server-sent events, errors.
+"""The wire half of the lean transports: JSON bodies, server-sent events, errors.
+
+A response here is either the stdlib client's (`herald.providers.lean.http`) or
+an httpx2 one: both have ``status_code``, ``headers``, ``read()``, ``text``,
+``iter_lines()`` and ``close()``.
 
 Responses are handed to the SDK transports' parsers as `JsonView`s: decoded JSON
 whose keys read as attributes (a missing key reads as None), which is all those
@@ -12,13 +16,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from herald.providers.base import ProviderError
 from herald.providers.error_mapping import to_provider_error
-
-if TYPE_CHECKING:
-    import httpx2
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def decode_json(text: str) -> Any:
     return json.loads(text)
 
 
-def status_error(response: httpx2.Response, provider: str) -> ProviderError:
+def status_error(response: Any, provider: str) -> ProviderError:
     """The `ProviderError` for an answer with status >= 400 (its body is read)."""
     try:
         response.read()
@@ -134,7 +135,7 @@ class EventStream:
     """The decoded items of one streamed answer; `close()` releases the response
     (the call scope calls it to abort a stream that is being read)."""
 
-    def __init__(self, response: httpx2.Response, items: Iterator[Any]) -> None:
+    def __init__(self, response: Any, items: Iterator[Any]) -> None:
         self.response = response
         self._items = items
 
@@ -148,10 +149,13 @@ class EventStream:
         self.response.close()
 
 
-def openai_chunks(response: httpx2.Response, provider: str) -> Iterator[Any]:
+def openai_chunks(response: Any, provider: str) -> Iterator[Any]:
     """Chat-completion chunks until ``[DONE]``; an ``error`` payload raises."""
     for sse in iter_events(response.iter_lines()):
         if sse.data.startswith("[DONE]"):
+            drain = getattr(response, "drain", None)  # the stdlib client's, for keep-alive
+            if drain is not None:
+                drain()
             return
         if not sse.data:
             continue
@@ -161,7 +165,7 @@ def openai_chunks(response: httpx2.Response, provider: str) -> Iterator[Any]:
         yield view(data)
 
 
-def anthropic_events(response: httpx2.Response, provider: str) -> Iterator[Any]:
+def anthropic_events(response: Any, provider: str) -> Iterator[Any]:
     """Messages-API events; ``ping`` skipped, an ``error`` event raises."""
     for sse in iter_events(response.iter_lines()):
         if sse.event in (None, "ping"):
