@@ -65,14 +65,18 @@ def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float, fl
     return started, elapsed, usage.ru_maxrss / 1024.0, proc.returncode
 
 
+def child_env(base: dict[str, str], **extra: str) -> dict[str, str]:
+    return {**base, **extra}
+
+
 def one_shot(
-    server: FakeLLMServer, root: Path, api: str, transport: str | None
+    server: FakeLLMServer, root: Path, api: str, transport: str | None, base_env: dict[str, str]
 ) -> dict[str, float]:
     server.reset()
     server.enqueue(Reply.tool_call("todo", {"todos": []}), Reply.text("Done."))
     model: dict[str, Any] = {} if transport is None else {"transport": transport}
     settings = make_home(root, fake_model_config(server, api, **model))
-    env = {**os.environ, "HERALD_HOME": str(settings.home.root)}
+    env = child_env(base_env, HERALD_HOME=str(settings.home.root))
     argv = [*herald_command(), "chat", "-q", "Make an empty todo list, then say done."]
     started, elapsed, rss, code = run_measured(argv, env)
     if code != 0:
@@ -94,6 +98,17 @@ def version_time(env: dict[str, str]) -> float:
     return elapsed
 
 
+FIGURES = {"first_request_s": "s", "wall_s": "s", "peak_rss_mb": "MB", "version_s": "s"}
+
+
+def measure_variant(
+    srv: FakeLLMServer, root: Path, api: str, transport: str | None, base_env: dict[str, str]
+) -> dict[str, float]:
+    run = one_shot(srv, root, api, transport, base_env)
+    run["version_s"] = version_time(child_env(base_env, HERALD_HOME=str(root / "version-home")))
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
@@ -101,38 +116,58 @@ def main() -> None:
     parser.add_argument("--transport", choices=("lean", "sdk"), default=None)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--baseline", type=Path, help="a --json output to compare with")
+    parser.add_argument(
+        "--vs-src",
+        type=Path,
+        help="another Herald source tree (e.g. main's src/): run it as PYTHONPATH in turn "
+        "with this one, A B A B, and print the ratios pair by pair",
+    )
     parser.add_argument("--no-bytecode", action="store_true", help="children compile every module")
     args = parser.parse_args()
 
-    samples: dict[str, list[float]] = {"first_request_s": [], "wall_s": [], "peak_rss_mb": []}
-    versions: list[float] = []
+    variants: list[tuple[str, str | None, dict[str, str]]] = []
     with tempfile.TemporaryDirectory(prefix="herald-bench-oneshot-") as tmp, FakeLLMServer() as srv:
-        env = {**os.environ, "HERALD_HOME": str(Path(tmp) / "version-home")}
-        one_shot(srv, Path(tmp) / "warmup", args.api, args.transport)  # fill the OS file cache
-        version_time(env)
+        base_env = dict(os.environ)
+        if not args.no_bytecode:
+            base_env.pop("PYTHONDONTWRITEBYTECODE", None)
+            base_env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        variants.append(("this", args.transport, base_env))
+        if args.vs_src:
+            variants.append(("vs", None, child_env(base_env, PYTHONPATH=str(args.vs_src))))
+        samples: dict[str, dict[str, list[float]]] = {
+            name: {key: [] for key in FIGURES} for name, _, _ in variants
+        }
+        for name, transport, env in variants:  # warm-up: OS file cache and bytecode cache
+            measure_variant(srv, Path(tmp) / f"warmup-{name}", args.api, transport, env)
         for index in range(args.runs):
-            for key, value in one_shot(
-                srv, Path(tmp) / f"run{index}", args.api, args.transport
-            ).items():
-                samples[key].append(value)
-            versions.append(version_time(env))
-    result = {key: statistics.median(values) for key, values in samples.items()}
-    result["version_s"] = statistics.median(versions)
+            for name, transport, env in variants:
+                run = measure_variant(srv, Path(tmp) / f"{name}{index}", args.api, transport, env)
+                for key, value in run.items():
+                    samples[name][key].append(value)
+    result: dict[str, Any] = {key: statistics.median(v) for key, v in samples["this"].items()}
     result["runs"] = args.runs
     if args.json:
         print(json.dumps(result))
         return
-    baseline = json.loads(args.baseline.read_text()) if args.baseline else None
     label = (
         f"herald chat -q, one tool call, {args.api}, transport={args.transport or 'default'}"
         f"{', no bytecode cache' if args.no_bytecode else ''}"
     )
     print(f"{label}: median of {args.runs} cold runs")
-    units = {"first_request_s": "s", "wall_s": "s", "peak_rss_mb": "MB", "version_s": "s"}
-    for key, unit in units.items():
+    baseline = json.loads(args.baseline.read_text()) if args.baseline else None
+    for key, unit in FIGURES.items():
         line = f"  {key:16} {result[key]:8.3f} {unit}"
-        if baseline and baseline.get(key):
-            line += f"   before {baseline[key]:8.3f} {unit}   after/before {result[key] / baseline[key]:.2f}x"
+        if args.vs_src:
+            this, other = samples["this"][key], samples["vs"][key]
+            ratios = [a / b for a, b in zip(this, other, strict=True) if b]
+            line += (
+                f"   vs {statistics.median(other):8.3f} {unit}"
+                f"   ratio (pairwise median) {statistics.median(ratios):.2f}x"
+            )
+        elif baseline and baseline.get(key):
+            line += (
+                f"   before {baseline[key]:8.3f} {unit}   ratio {result[key] / baseline[key]:.2f}x"
+            )
         print(line)
 
 
