@@ -147,7 +147,8 @@ class Response:
 
     def close(self) -> None:
         """Hand a fully read connection back for reuse; drop any other."""
-        reusable = self._raw.isclosed() and not self._raw.will_close
+        finished = self._raw.isclosed() or self._raw.length == 0
+        reusable = finished and not self._raw.will_close
         self._raw.close()
         if reusable:
             self._owner.release(self._conn)
