@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, NoReturn
 
-import typer
-
 if TYPE_CHECKING:
+    import typer
     from rich.console import Console
 
     from herald.config import Settings
@@ -34,6 +33,8 @@ def err_console() -> Console:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    import typer  # here, not at the top: `herald chat -q` runs without typer
+
     from herald.safety import redact
 
     err_console().print(f"[red]error:[/red] {redact(message)}", markup=True, highlight=False)
