@@ -122,3 +122,36 @@ def test_server_sent_events_parsing():
         (None, "no-space"),
         (None, "last without a blank line"),
     ]
+
+
+def test_a_redirect_is_not_followed_and_says_what_to_set():
+    import http.server
+    import threading
+
+    from herald.providers.base import ProviderError
+
+    class Redirecting(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["content-length"]))
+            self.send_response(308)
+            self.send_header("location", "https://api.example.test/v1/chat/completions")
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.HTTPServer(("127.0.0.1", 0), Redirecting)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        transport = LeanOpenAIChatTransport(
+            provider="custom", base_url=f"http://127.0.0.1:{httpd.server_port}/v1", api_key=None
+        )
+        with pytest.raises(ProviderError) as info:
+            transport.call(transport.build_request(MESSAGES, None, SETTINGS))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert info.value.status == 308
+    assert "redirects to https://api.example.test/v1/chat/completions" in info.value.message
+    assert "model.base_url" in info.value.message

@@ -17,6 +17,7 @@ from __future__ import annotations
 import http.client
 import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -41,6 +42,23 @@ def whole_call_timeout(timeout: float) -> ProviderError:
         "model.timeout in config.yaml if this model is slow to answer",
         kind="timeout",
     )
+
+
+def tls_context() -> Any:
+    """Certificate checks as httpx2 does them: the system's store (``SSL_CERT_FILE``
+    and ``SSL_CERT_DIR`` honoured); on macOS and Windows through truststore."""
+    import ssl
+
+    if sys.platform in ("darwin", "win32") and not (
+        os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR")
+    ):
+        try:
+            import truststore
+
+            return truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        except ImportError:
+            pass
+    return ssl.create_default_context()
 
 
 class _SocketAborter:
@@ -174,10 +192,8 @@ class Client:
                 return self._idle.pop()
         connect_timeout = min(deadline.remaining(), CONNECT_TIMEOUT)
         if self.scheme == "https":
-            import ssl
-
             return http.client.HTTPSConnection(
-                self.host, self.port, timeout=connect_timeout, context=ssl.create_default_context()
+                self.host, self.port, timeout=connect_timeout, context=tls_context()
             )
         return http.client.HTTPConnection(self.host, self.port, timeout=connect_timeout)
 

@@ -23,6 +23,7 @@ from herald.providers.lean.wire import (
     decode_json,
     encode,
     openai_chunks,
+    redirect_error,
     status_error,
     view,
 )
@@ -75,6 +76,8 @@ class _LeanHttp:
         try:
             if response.status_code >= 400:
                 raise status_error(response, self.provider)
+            if response.status_code >= 300:
+                raise redirect_error(response, url, self.provider)
             if request.get("stream"):
                 return EventStream(response, self._chunks(response))
             response.read()

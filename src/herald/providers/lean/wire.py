@@ -87,6 +87,17 @@ def status_error(response: Any, provider: str) -> ProviderError:
     return to_provider_error(exc, provider)
 
 
+def redirect_error(response: Any, url: str, provider: str) -> ProviderError:
+    """A 3xx: API calls are not followed to another address, the user fixes the URL."""
+    location = response.headers.get("location") or "(no location given)"
+    return ProviderError(
+        f"HTTP {response.status_code}: {url} redirects to {location}; set model.base_url "
+        "to the address the server names",
+        provider=provider,
+        status=response.status_code,
+    )
+
+
 def stream_error(data: Any, provider: str, status: int) -> ProviderError:
     """An error event inside a 200 stream (``{"error": {...}}`` or ``event: error``)."""
     error = data.get("error") if isinstance(data, dict) else None
