@@ -46,12 +46,8 @@ def peak_rss_mb() -> float:
 
 
 def timed_call(
-    transport: LocalTransport,
-    messages: list[dict[str, Any]],
-    settings: CallSettings,
-    tools: list[dict[str, Any]] | None = None,
-    *,
-    fresh: bool = True,
+    transport: LocalTransport, messages: list[dict[str, Any]], settings: CallSettings,
+    tools: list[dict[str, Any]] | None = None, *, fresh: bool = True,
 ) -> tuple[Any, float, list[float]]:
     """One call; returns (response, seconds, delta timestamps relative to start)."""
     if fresh:  # forget the KV cache so the prompt is evaluated in full
@@ -70,9 +66,8 @@ def timed_call(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument(
-        "--threads", type=int, default=None, help="threads (default: all usable cores, at most 8)"
-    )
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads (default: all usable cores, at most 8)")
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--model-path", default=None, help="a GGUF file (default: bundled)")
     args = parser.parse_args()
@@ -94,79 +89,61 @@ def main() -> int:
     loaded = transport.loaded_model()
     load_wall = time.perf_counter() - started
     llama = loaded.llama
-    print(
-        f"llama-cpp-python {llama_cpp.__version__}; n_ctx {loaded.n_ctx}; threads "
-        f"{llama.n_threads} generation / {llama.n_threads_batch} batch; weight repacking "
-        f"{'off (AMX advertised)' if loaded.extra_buffers_disabled else 'llama.cpp default'}"
-    )
+    print(f"llama-cpp-python {llama_cpp.__version__}; n_ctx {loaded.n_ctx}; threads "
+          f"{llama.n_threads} generation / {llama.n_threads_batch} batch; weight repacking "
+          f"{'off (AMX advertised)' if loaded.extra_buffers_disabled else 'llama.cpp default'}")
     print(f"import llama_cpp           {import_seconds * 1000:8.0f} ms")
-    print(
-        f"model load                 {load_wall * 1000:8.0f} ms "
-        f"(Llama() {loaded.load_seconds * 1000:.0f} ms)"
-    )
+    print(f"model load                 {load_wall * 1000:8.0f} ms "
+          f"(Llama() {loaded.load_seconds * 1000:.0f} ms)")
 
     prompt_rates, prompt_tokens = [], 0
     for _ in range(args.runs):
         response, seconds, _ = timed_call(
-            transport,
-            [{"role": "user", "content": LONG_PROMPT}],
+            transport, [{"role": "user", "content": LONG_PROMPT}],
             CallSettings(model="bench", max_tokens=1, temperature=0.0),
         )
         prompt_tokens = response.usage.prompt_tokens
         prompt_rates.append(prompt_tokens / seconds)
-    print(
-        f"prompt processing          {statistics.median(prompt_rates):8.0f} tok/s "
-        f"({prompt_tokens}-token prompt, median of {args.runs})"
-    )
+    print(f"prompt processing          {statistics.median(prompt_rates):8.0f} tok/s "
+          f"({prompt_tokens}-token prompt, median of {args.runs})")
 
     gen_rates, gen_tokens = [], 0
     for _ in range(args.runs):
         response, _seconds, stamps = timed_call(
-            transport,
-            [{"role": "user", "content": GENERATION_PROMPT}],
+            transport, [{"role": "user", "content": GENERATION_PROMPT}],
             CallSettings(model="bench", max_tokens=args.max_tokens, temperature=0.0),
         )
         gen_tokens = response.usage.completion_tokens
         if len(stamps) >= 2 and gen_tokens > 1:
             gen_rates.append((gen_tokens - 1) / (stamps[-1] - stamps[0]))
     if gen_rates:
-        print(
-            f"generation                 {statistics.median(gen_rates):8.1f} tok/s "
-            f"({gen_tokens} tokens, median of {len(gen_rates)})"
-        )
+        print(f"generation                 {statistics.median(gen_rates):8.1f} tok/s "
+              f"({gen_tokens} tokens, median of {len(gen_rates)})")
 
     messages = [{"role": "user", "content": LONG_PROMPT}]
     settings = CallSettings(model="bench", max_tokens=1, temperature=0.0)
     _, cold, _ = timed_call(transport, messages, settings, fresh=True)
     _, warm, _ = timed_call(transport, messages, settings, fresh=False)
-    print(
-        f"repeated prompt (KV reuse) {warm * 1000:8.0f} ms vs {cold * 1000:.0f} ms cold "
-        f"(ratio {cold / warm:.0f}x; a session's stable system prompt gets this)"
-    )
+    print(f"repeated prompt (KV reuse) {warm * 1000:8.0f} ms vs {cold * 1000:.0f} ms cold "
+          f"(ratio {cold / warm:.0f}x; a session's stable system prompt gets this)")
 
     tool_times, tool_tokens = [], 0
     forced = {"tool_choice": {"type": "function", "function": {"name": "get_weather"}}}
     for _ in range(args.runs):
         response, seconds, _ = timed_call(
-            transport,
-            [{"role": "user", "content": "What is the weather in Paris?"}],
-            CallSettings(model="bench", max_tokens=48, extra=forced),
-            [WEATHER_TOOL],
+            transport, [{"role": "user", "content": "What is the weather in Paris?"}],
+            CallSettings(model="bench", max_tokens=48, extra=forced), [WEATHER_TOOL],
         )
         assert response.tool_calls, "forced tool call produced no tool call"
         tool_tokens = response.usage.completion_tokens
         tool_times.append(seconds)
     tool_seconds = statistics.median(tool_times)
-    print(
-        f"forced tool call (grammar) {tool_seconds * 1000:8.0f} ms end to end "
-        f"({tool_tokens} tokens, {tool_tokens / tool_seconds:.1f} tok/s incl. prompt)"
-    )
+    print(f"forced tool call (grammar) {tool_seconds * 1000:8.0f} ms end to end "
+          f"({tool_tokens} tokens, {tool_tokens / tool_seconds:.1f} tok/s incl. prompt)")
 
     peak = peak_rss_mb()
-    print(
-        f"peak RSS                   {peak:8.0f} MB (before loading: {rss_before:.0f} MB, "
-        f"model + runtime: {peak - rss_before:.0f} MB)"
-    )
+    print(f"peak RSS                   {peak:8.0f} MB (before loading: {rss_before:.0f} MB, "
+          f"model + runtime: {peak - rss_before:.0f} MB)")
     return 0
 
 

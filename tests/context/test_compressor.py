@@ -23,11 +23,7 @@ from herald.testing.transcript_checks import transcript_problems
 
 
 def call(cid: str, name: str = "terminal", **args) -> dict:
-    return {
-        "id": cid,
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(args)},
-    }
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
 
 def conversation(rounds: int, output_chars: int = 3000) -> list[dict]:
@@ -36,20 +32,8 @@ def conversation(rounds: int, output_chars: int = 3000) -> list[dict]:
     for r in range(rounds):
         if r and r % 5 == 0:
             msgs.append({"role": "user", "content": f"Follow-up {r}: don't touch the CI config."})
-        msgs.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [call(f"c{r}", command=f"make step{r}")],
-            }
-        )
-        msgs.append(
-            {
-                "role": "tool",
-                "tool_call_id": f"c{r}",
-                "content": f"output {r} " + "x" * output_chars,
-            }
-        )
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"c{r}", command=f"make step{r}")]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{r}", "content": f"output {r} " + "x" * output_chars})
         msgs.append({"role": "assistant", "content": f"Step {r} finished."})
     msgs.append({"role": "user", "content": "Now write the release notes."})
     for i, m in enumerate(msgs):
@@ -153,9 +137,7 @@ def test_later_compressions_update_the_previous_summary():
 
 def test_focus_topic_reaches_the_summarizer():
     seen = []
-    engine(lambda m: seen.append(m) or sections_text()).compress(
-        conversation(20), focus="the database"
-    )
+    engine(lambda m: seen.append(m) or sections_text()).compress(conversation(20), focus="the database")
     assert "focus this summary on: the database" in seen[0][1]["content"]
 
 
@@ -224,13 +206,9 @@ def test_nothing_to_compress_returns_the_same_list():
 
 def test_phase1_prunes_outside_the_tail_only():
     msgs = conversation(6, output_chars=5000)
-    msgs.insert(
-        4, {"role": "assistant", "content": None, "tool_calls": [call("big", command="x" * 9000)]}
-    )
+    msgs.insert(4, {"role": "assistant", "content": None, "tool_calls": [call("big", command="x" * 9000)]})
     msgs.insert(5, {"role": "tool", "tool_call_id": "big", "content": "output 0 " + "x" * 5000})
-    outcome = prune_tool_results(
-        msgs, protect_from=len(msgs) - 3, keep_chars=50, argument_max_chars=500
-    )
+    outcome = prune_tool_results(msgs, protect_from=len(msgs) - 3, keep_chars=50, argument_max_chars=500)
     out = outcome.messages
     pruned = [m for m in out if (m.get("content") or "").startswith(PRUNED_MARK)]
     assert pruned and all(ROW_ID not in m for m in pruned)
@@ -247,20 +225,13 @@ def test_phase1_prunes_outside_the_tail_only():
 def test_proactive_prune_is_off_by_default_then_rare_and_batched():
     msgs = conversation(30)
     assert engine(None).prune_tool_results_only(msgs, 100_000) is None
-    eng = engine(
-        None,
-        prune=PruneConfig(
-            enabled=True, above_tokens=10_000, min_reclaim_tokens=1_000, rearm_growth_tokens=5_000
-        ),
-    )
+    eng = engine(None, prune=PruneConfig(enabled=True, above_tokens=10_000, min_reclaim_tokens=1_000, rearm_growth_tokens=5_000))
     assert eng.prune_tool_results_only(msgs, 5_000) is None  # below the line
     pruned = eng.prune_tool_results_only(msgs, 30_000)
     assert pruned is not None and not transcript_problems(pruned)
     rearm = eng.state.prune_rearm_at
     assert eng.prune_tool_results_only(msgs, rearm - 1) is None  # not again until it grows
-    greedy = engine(
-        None, prune=PruneConfig(enabled=True, above_tokens=10, min_reclaim_tokens=10**9)
-    )
+    greedy = engine(None, prune=PruneConfig(enabled=True, above_tokens=10, min_reclaim_tokens=10**9))
     assert greedy.prune_tool_results_only(msgs, 30_000) is None  # not worth breaking the cache
 
 
@@ -292,10 +263,7 @@ def test_engine_registry_and_optional_arguments():
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4])
 def test_tiny_histories_have_nothing_to_compress(count):
-    msgs = [
-        {"role": "user" if i % 2 == 0 else "assistant", "content": "z" * 50_000, ROW_ID: i}
-        for i in range(count)
-    ]
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": "z" * 50_000, ROW_ID: i} for i in range(count)]
     assert choose_boundaries(msgs, tail_budget_tokens=10, estimate=estimate_message_tokens) is None
     assert engine(lambda m: sections_text()).compress(msgs) is msgs
 
@@ -303,12 +271,7 @@ def test_tiny_histories_have_nothing_to_compress(count):
 def test_forced_compression_shrinks_the_tail_when_everything_fits():
     msgs = conversation(4, output_chars=200)[:-1]  # one request and four tool rounds
     eng = engine(lambda m: sections_text())
-    assert (
-        choose_boundaries(
-            msgs, tail_budget_tokens=eng.tail_budget, estimate=estimate_message_tokens
-        )
-        is None
-    )
+    assert choose_boundaries(msgs, tail_budget_tokens=eng.tail_budget, estimate=estimate_message_tokens) is None
     forced = eng.compress(msgs, force=True)
     assert len(forced) < len(msgs) and not transcript_problems(forced)
     assert forced[-1] is msgs[-1]

@@ -25,11 +25,7 @@ def test_legal_transcript_is_untouched():
 
 
 def test_trailing_unanswered_call_gets_a_persistable_result():
-    msgs = [
-        USER,
-        {"role": "assistant", "content": None, "tool_calls": [call("a"), call("b")]},
-        result("a"),
-    ]
+    msgs = [USER, {"role": "assistant", "content": None, "tool_calls": [call("a"), call("b")]}, result("a")]
     report = repair_transcript(msgs)
     assert report.tail_results == [
         {"role": "tool", "tool_call_id": "b", "name": "todo", "content": INTERRUPTED_RESULT}
@@ -46,13 +42,7 @@ def test_gap_in_the_middle_is_filled_in_place_not_at_the_tail():
         {"role": "assistant", "content": "yes"},
     ]
     report = repair_transcript(msgs)
-    assert [m["role"] for m in report.messages] == [
-        "user",
-        "assistant",
-        "tool",
-        "user",
-        "assistant",
-    ]
+    assert [m["role"] for m in report.messages] == ["user", "assistant", "tool", "user", "assistant"]
     assert report.tail_results == []
     assert report.inserted == 1
     assert not transcript_problems(report.messages)

@@ -15,9 +15,7 @@ def is_judge(req) -> bool:
     return any("You review shell commands" in (m.get("content") or "") for m in req.messages)
 
 
-@pytest.mark.parametrize(
-    ("verdict", "ran"), [("APPROVE\nroutine arithmetic", True), ("DENY\nno", False)]
-)
+@pytest.mark.parametrize(("verdict", "ran"), [("APPROVE\nroutine arithmetic", True), ("DENY\nno", False)])
 def test_the_judge_decides_before_a_human(make_agent, fake_llm, verdict, ran):
     def handler(req):
         if is_judge(req):
@@ -39,11 +37,9 @@ def test_the_judge_decides_before_a_human(make_agent, fake_llm, verdict, ran):
 
 def test_manual_mode_never_consults_the_judge(make_agent, fake_llm):
     fake_llm.set_handler(
-        lambda req: (
-            Reply.tool_call("terminal", {"command": FLAGGED_BUT_HARMLESS})
-            if req.messages[-1]["role"] == "user"
-            else Reply.text("finished")
-        )
+        lambda req: Reply.tool_call("terminal", {"command": FLAGGED_BUT_HARMLESS})
+        if req.messages[-1]["role"] == "user"
+        else Reply.text("finished")
     )
     agent = make_agent()  # manual, and no human attached: unattended default denies
     agent.run_turn("compute it")

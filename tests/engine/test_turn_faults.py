@@ -137,11 +137,7 @@ def test_fallback_rewrites_identity_only_for_that_request(make_agent, fake_llm):
         config = {
             "model": {
                 "fallbacks": [
-                    {
-                        "provider": "custom",
-                        "name": "backup-model",
-                        "base_url": backup.openai_base_url,
-                    }
+                    {"provider": "custom", "name": "backup-model", "base_url": backup.openai_base_url}
                 ]
             }
         }
@@ -153,12 +149,9 @@ def test_fallback_rewrites_identity_only_for_that_request(make_agent, fake_llm):
         backup_prompt = backup.model_requests()[0].system
         assert "Model: fake-gpt" in main_prompt
         assert "Model: backup-model" in backup_prompt and "Model: fake-gpt" not in backup_prompt
-        assert (
-            backup_prompt.replace("backup-model", "fake-gpt").replace(
-                "Provider: custom", "Provider: openai"
-            )
-            == main_prompt
-        )
+        assert backup_prompt.replace("backup-model", "fake-gpt").replace(
+            "Provider: custom", "Provider: openai"
+        ) == main_prompt
         session = agent.store.get_session(result.session_id)
         assert agent.store.get_system_prompt(session.system_prompt_hash) == main_prompt
 

@@ -167,9 +167,7 @@ def test_tool_result_then_user_message_merge_into_one_user_turn() -> None:
 
 def test_forced_choice_asks_for_the_tool_and_offers_no_answer() -> None:
     specs = parse_tools([WEATHER, TODO])
-    choice = parse_tool_choice(
-        {"type": "function", "function": {"name": "todo"}}, ["get_weather", "todo"]
-    )
+    choice = parse_tool_choice({"type": "function", "function": {"name": "todo"}}, ["get_weather", "todo"])
     system = render_messages([{"role": "user", "content": "hi"}], specs, choice)[0]["content"]
     assert "You must call the tool todo now." in system
     assert '"answer"' not in system
@@ -216,10 +214,7 @@ def test_forced_schemas_drop_the_answer_branch() -> None:
     required = reply_schema(specs, parse_tool_choice("required", ["get_weather", "todo"]))
     assert required is not None and len(required["anyOf"]) == 2
     named = reply_schema(
-        specs,
-        parse_tool_choice(
-            {"type": "function", "function": {"name": "todo"}}, ["get_weather", "todo"]
-        ),
+        specs, parse_tool_choice({"type": "function", "function": {"name": "todo"}}, ["get_weather", "todo"])
     )
     assert named is not None and named["properties"]["tool"] == {"const": "todo"}
     assert reply_schema(specs, parse_tool_choice("none", ["todo"])) is None
@@ -268,11 +263,11 @@ def test_unusable_replies_are_malformed_responses(raw: str, finish: str, wording
 
 
 def test_partial_string_decoding_holds_back_incomplete_escapes() -> None:
-    assert decode_partial_string("ab\\") == ("ab", False)
-    assert decode_partial_string("ab\\u00") == ("ab", False)
-    assert decode_partial_string("ab\\u00e9") == ("abé", False)
-    assert decode_partial_string("\\ud83d") == ("", False)
-    assert decode_partial_string("\\ud83d\\ude00!") == ("😀!", False)
+    assert decode_partial_string('ab\\') == ("ab", False)
+    assert decode_partial_string('ab\\u00') == ("ab", False)
+    assert decode_partial_string('ab\\u00e9') == ("abé", False)
+    assert decode_partial_string('\\ud83d') == ("", False)
+    assert decode_partial_string('\\ud83d\\ude00!') == ("😀!", False)
     assert decode_partial_string('done" }') == ("done", True)
 
 

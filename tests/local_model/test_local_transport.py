@@ -94,9 +94,8 @@ def test_usage_matches_llamas_own_non_streaming_report(
     transport: LocalTransport, max_tokens: int
 ) -> None:
     messages = _chat("Write one sentence about the sea.")
-    request = transport.build_request(
-        messages, None, _settings(max_tokens=max_tokens, temperature=0.0)
-    )
+    request = transport.build_request(messages, None, _settings(max_tokens=max_tokens,
+                                                                temperature=0.0))
     response = transport.call(request, stream=True)
     llama = transport.loaded_model().llama
     from herald.providers.local.transport import FREQUENCY_PENALTY
@@ -123,9 +122,7 @@ def test_forced_tool_call_runs_and_its_result_reaches_the_model(
         {"role": "user", "content": "What is the weather in Paris?"},
     ]
     first = transport.call(
-        transport.build_request(
-            messages, [WEATHER_TOOL], _settings(max_tokens=48, extra=FORCE_WEATHER)
-        )
+        transport.build_request(messages, [WEATHER_TOOL], _settings(max_tokens=48, extra=FORCE_WEATHER))
     )
     assert first.text is None and first.finish_reason == "tool_calls"
     assert len(first.tool_calls) == 1
@@ -174,8 +171,7 @@ def test_required_tool_choice_always_yields_a_tool_call(transport: LocalTranspor
         },
     }
     request = transport.build_request(
-        _chat("Remind me to buy milk."),
-        [WEATHER_TOOL, todo],
+        _chat("Remind me to buy milk."), [WEATHER_TOOL, todo],
         _settings(max_tokens=48, extra={"tool_choice": "required"}),
     )
     response = transport.call(request)
@@ -191,17 +187,10 @@ def test_repeated_call_after_its_result_becomes_an_answer_that_streams(
     only_paris["function"]["parameters"]["properties"]["city"] = {"enum": ["Paris"]}
     messages = [
         {"role": "user", "content": "What is the weather in Paris?"},
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": "call_abc",
-                    "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-                }
-            ],
-        },
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_abc", "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+        }]},
         {"role": "tool", "tool_call_id": "call_abc", "content": get_weather("Paris")},
     ]
     request = transport.build_request(messages, [only_paris], _settings(max_tokens=48))
@@ -227,9 +216,8 @@ def test_cancel_while_streaming_stops_and_frees_the_model(transport: LocalTransp
         seen.append(delta.text)
         cancel.set()
 
-    request = transport.build_request(
-        _chat("Count from one to fifty."), None, _settings(max_tokens=200)
-    )
+    request = transport.build_request(_chat("Count from one to fifty."), None,
+                                      _settings(max_tokens=200))
     with pytest.raises(CallCancelled):
         transport.call(request, on_delta=on_delta, cancel=cancel)
     assert len(seen) == 1
@@ -246,9 +234,8 @@ def test_two_threads_at_once_are_served_one_after_the_other(transport: LocalTran
 
     def worker(index: int) -> None:
         other = LocalTransport()  # a separate transport, the same process-wide model
-        request = other.build_request(
-            _chat(f"Tell me fact number {index + 1} about owls."), None, _settings(max_tokens=24)
-        )
+        request = other.build_request(_chat(f"Tell me fact number {index + 1} about owls."),
+                                      None, _settings(max_tokens=24))
         barrier.wait()
         try:
             results[index] = other.call(
@@ -292,9 +279,8 @@ def test_prompt_longer_than_the_context_is_a_context_overflow(transport: LocalTr
 def test_selection_builds_this_transport_for_a_local_endpoint() -> None:
     from herald.providers.selection import Endpoint, create_transport
 
-    endpoint = Endpoint(
-        "local", "local", "smollm2-135m-instruct", None, None, key_required=False, local_path=None
-    )
+    endpoint = Endpoint("local", "local", "smollm2-135m-instruct", None, None,
+                        key_required=False, local_path=None)
     built = create_transport(endpoint, None, timeout=30.0)
     assert isinstance(built, LocalTransport) and built.api_mode == "local"
     assert isinstance(create_local_transport(endpoint, timeout=5.0), LocalTransport)
@@ -323,9 +309,8 @@ def test_import_is_lazy_and_calls_print_nothing(tmp_path: Path) -> None:
         "                                 extra={'tool_choice': 'required'}))\n"
         "assert t.call(r).tool_calls\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path
-    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     assert done.stderr == ""

@@ -13,9 +13,7 @@ from herald.tools.todo import apply_todos, restore_todo
 @pytest.fixture
 def reg() -> ToolRegistry:
     r = ToolRegistry()
-    r.register(
-        "echo", "test", {"description": "echo", "parameters": {"type": "object"}}, lambda a, c: a
-    )
+    r.register("echo", "test", {"description": "echo", "parameters": {"type": "object"}}, lambda a, c: a)
     r.register("boom", "test", {"description": "fails"}, lambda a, c: 1 / 0)
     return r
 
@@ -53,10 +51,7 @@ def test_generation_bumps_on_register_and_unregister(reg):
 def test_definitions_are_openai_function_format_and_copies(reg):
     defs = reg.definitions(["echo", "missing"])
     assert defs == [
-        {
-            "type": "function",
-            "function": {"name": "echo", "description": "echo", "parameters": {"type": "object"}},
-        }
+        {"type": "function", "function": {"name": "echo", "description": "echo", "parameters": {"type": "object"}}}
     ]
 
 
@@ -71,9 +66,7 @@ def test_sanitize_error_strips_impersonation_and_caps():
 
 def test_todo_replace_merge_and_validation():
     items = apply_todos([], [{"id": "1", "content": "a", "status": "pending"}], merge=False)
-    items = apply_todos(
-        items, [{"id": "1", "status": "completed"}, {"id": "2", "content": "b"}], merge=True
-    )
+    items = apply_todos(items, [{"id": "1", "status": "completed"}, {"id": "2", "content": "b"}], merge=True)
     assert items == [
         {"id": "1", "content": "a", "status": "completed"},
         {"id": "2", "content": "b", "status": "pending"},

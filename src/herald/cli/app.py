@@ -62,7 +62,7 @@ def _chat_repl(ctx: typer.Context, *, resume: str | None, max_turns: int | None)
     from herald.cli.repl import Repl
 
     if not sys.stdin.isatty():
-        fail('the interactive chat needs a terminal; for one turn use: herald chat -q "TEXT"')
+        fail("the interactive chat needs a terminal; for one turn use: herald chat -q \"TEXT\"")
     settings = load(ctx)
     with open_store(settings) as store:
         session_id = resolve_session_id(store, resume)

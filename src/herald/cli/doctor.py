@@ -161,3 +161,4 @@ def doctor(
     write_stdout("\n".join(lines) + "\n")
     failed = [c for c in checks if c.status == "fail"]
     raise typer.Exit(EXIT_TURN_FAILED if failed else EXIT_OK)
+

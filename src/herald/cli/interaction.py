@@ -16,16 +16,8 @@ if TYPE_CHECKING:
     from herald.tools import ToolContext
 
 CLARIFY_TIMEOUT_SECONDS = 600.0
-_SHORT = {
-    "o": "once",
-    "y": "once",
-    "yes": "once",
-    "s": "session",
-    "a": "always",
-    "d": "deny",
-    "n": "deny",
-    "no": "deny",
-}
+_SHORT = {"o": "once", "y": "once", "yes": "once", "s": "session", "a": "always", "d": "deny",
+          "n": "deny", "no": "deny"}
 
 
 def parse_approval(answer: str, choices: tuple[str, ...]) -> str | None:

@@ -66,7 +66,7 @@ def run_oneshot(
     from herald.safety import redact
 
     if not query.strip():
-        fail('the query is empty: pass the text to send, e.g. herald chat -q "Say hello"')
+        fail("the query is empty: pass the text to send, e.g. herald chat -q \"Say hello\"")
     query = expand_skill_command(settings, query, ()) or query
     with open_store(settings) as store:
         session_id = resolve_session_id(store, resume)
@@ -81,11 +81,7 @@ def run_oneshot(
             channel = HumanChannel(
                 lambda text: err_console().print(text, highlight=False), read_stdin=True
             )
-            install(
-                agent.tool_context,
-                channel,
-                approval_timeout=settings.config.approvals.timeout_seconds,
-            )
+            install(agent.tool_context, channel, approval_timeout=settings.config.approvals.timeout_seconds)
         try:
             result = run_turn_interruptibly(agent, query)
         finally:

@@ -80,9 +80,7 @@ def _message_line(m: StoredMessage) -> str:
 
 
 @app.command("show")
-def show(
-    ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="id or prefix")]
-) -> None:
+def show(ctx: typer.Context, session_id: Annotated[str, typer.Argument(help="id or prefix")]) -> None:
     """A session's details, usage and messages."""
     settings = load(ctx)
     with open_store(settings) as store:

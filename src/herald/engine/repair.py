@@ -39,9 +39,7 @@ def repair_transcript(messages: list[dict[str, Any]]) -> RepairReport:
     report = RepairReport(messages=out)
 
     def close_pending() -> list[dict[str, Any]]:
-        synthetic = [
-            tool_result_message(cid, name, INTERRUPTED_RESULT) for cid, name in pending.items()
-        ]
+        synthetic = [tool_result_message(cid, name, INTERRUPTED_RESULT) for cid, name in pending.items()]
         pending.clear()
         out.extend(synthetic)
         report.inserted += len(synthetic)

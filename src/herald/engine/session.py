@@ -74,10 +74,7 @@ def resume_session(agent: Agent, session_id: str) -> None:
     agent.session_meta = meta
     agent.accountant.load_meta(meta.get(META_ANCHOR))
     call_optional(
-        agent.context_engine,
-        "on_session_start",
-        session_id=session.id,
-        state=meta.get(META_CONTEXT),
+        agent.context_engine, "on_session_start", session_id=session.id, state=meta.get(META_CONTEXT)
     )
     stored = (
         agent.store.get_system_prompt(session.system_prompt_hash)

@@ -52,9 +52,7 @@ class Transcript:
         try:
             stored = self.store.append_message(self.session_id, message, api_content=api_content)
         except Exception as exc:  # sqlite errors, StateError, refused input
-            raise PersistenceError(
-                f"could not save a {message.get('role')} message: {exc}"
-            ) from exc
+            raise PersistenceError(f"could not save a {message.get('role')} message: {exc}") from exc
         view = api_view(message, api_content)
         view[ROW_ID] = stored.id
         self.messages.append(view)
@@ -83,17 +81,11 @@ class Transcript:
         while start < min(len(old), len(new_messages)) and _same(old[start], new_messages[start]):
             start += 1
         end_old, end_new = len(old), len(new_messages)
-        while (
-            end_old > start
-            and end_new > start
-            and _same(old[end_old - 1], new_messages[end_new - 1])
-        ):
+        while end_old > start and end_new > start and _same(old[end_old - 1], new_messages[end_new - 1]):
             end_old -= 1
             end_new -= 1
         replaced = [m[ROW_ID] for m in old[start:end_old] if ROW_ID in m]
-        inserted = [
-            {k: v for k, v in m.items() if k != ROW_ID} for m in new_messages[start:end_new]
-        ]
+        inserted = [{k: v for k, v in m.items() if k != ROW_ID} for m in new_messages[start:end_new]]
         if not replaced and not inserted:
             return 0
         try:

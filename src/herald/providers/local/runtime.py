@@ -152,11 +152,8 @@ def _load(path: Path, n_threads: int) -> LoadedModel:
     disable_extra = _cpu_advertises_amx()
     # n_ctx=0: the context window the model was trained with, from the GGUF.
     options: dict[str, Any] = {
-        "model_path": str(path),
-        "n_ctx": 0,
-        "n_threads": n_threads,
-        "n_threads_batch": n_threads,
-        "verbose": False,
+        "model_path": str(path), "n_ctx": 0, "n_threads": n_threads,
+        "n_threads_batch": n_threads, "verbose": False,
     }
     started = time.perf_counter()
     try:
