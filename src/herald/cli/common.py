@@ -33,11 +33,11 @@ def err_console() -> Console:
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    import typer  # here, not at the top: `herald chat -q` runs without typer
-
     from herald.safety import redact
 
     err_console().print(f"[red]error:[/red] {redact(message)}", markup=True, highlight=False)
+    import typer  # not at the top: `herald chat -q` runs without typer
+
     raise typer.Exit(code)
 
 
