@@ -5,10 +5,23 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     import typer
+else:
+
+    class _Typer:
+        """`typer`, imported on first use: `herald chat -q` runs without it."""
+
+        def __getattr__(self, name: str) -> Any:
+            import typer
+
+            return getattr(typer, name)
+
+    typer = _Typer()
+
+if TYPE_CHECKING:
     from rich.console import Console
 
     from herald.config import Settings
@@ -36,8 +49,6 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     from herald.safety import redact
 
     err_console().print(f"[red]error:[/red] {redact(message)}", markup=True, highlight=False)
-    import typer  # not at the top: `herald chat -q` runs without typer
-
     raise typer.Exit(code)
 
 
