@@ -25,6 +25,7 @@ from herald.testing.fake_llm import Reply
                 query="hi", profile="work", verbose=True, as_json=True, resume="abc", max_turns=3
             ),
         ),
+        (["chat", "-q", "hi", "--profile", "work"], OneShotArgs(query="hi", profile="work")),
         (
             ["chat", "-m", "gpt-x", "--provider", "openai", "-q", "two words"],
             OneShotArgs(query="two words", model="gpt-x", provider="openai"),
@@ -52,6 +53,8 @@ def test_plain_one_shots_are_parsed(argv, expected):
         ["chat", "-q", "hi", "--unknown"],
         ["-q", "hi", "chat"],  # a chat option before the command
         ["chat", "-q", "hi", "chat"],
+        ["-p", "a", "chat", "-q", "hi", "-p", "b"],  # two profiles
+        ["chat", "-q", "hi", "-v"],  # the app does not hoist --verbose
     ],
 )
 def test_anything_else_goes_to_the_app(argv):

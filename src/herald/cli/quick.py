@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 GLOBAL_VALUE_OPTIONS = {"--profile": "profile", "-p": "profile"}
+HOISTED_VALUE_OPTIONS = GLOBAL_VALUE_OPTIONS
 GLOBAL_FLAGS = {"--verbose": "verbose", "-v": "verbose"}
 CHAT_VALUE_OPTIONS = {
     "--query": "query",
@@ -54,7 +55,10 @@ def parse_oneshot(argv: list[str]) -> OneShotArgs | None:
     index, in_chat = 0, False
     while index < len(argv):
         name, inline = _split(argv[index])
-        value_options = CHAT_VALUE_OPTIONS if in_chat else GLOBAL_VALUE_OPTIONS
+        # --profile may come after the subcommand too (the app hoists it to the front).
+        value_options = (
+            {**CHAT_VALUE_OPTIONS, **HOISTED_VALUE_OPTIONS} if in_chat else GLOBAL_VALUE_OPTIONS
+        )
         flags = CHAT_FLAGS if in_chat else GLOBAL_FLAGS
         if not in_chat and name == "chat" and inline is None:
             in_chat = True
