@@ -7,7 +7,19 @@ import pytest
 
 from herald.engine import ExitReason, IterationBudget
 from herald.testing.fake_llm import FakeLLMServer, Fault, Reply
+from herald.testing.homes import merge
 from herald.testing.transcript_checks import transcript_problems
+
+
+@pytest.fixture(params=["lean", "sdk"])
+def make_agent(request, make_agent):
+    """Every test here runs on both `model.transport` implementations."""
+
+    def make(*, config=None, **kw):
+        return make_agent(config=merge({"model": {"transport": request.param}}, config or {}), **kw)
+
+    return make
+
 
 OK = Reply.text("recovered")
 TODO_CALL = Reply.tool_call("todo", {"todos": [{"id": "1", "content": "x", "status": "pending"}]})

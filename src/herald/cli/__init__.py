@@ -10,6 +10,11 @@ def main() -> None:
 
         sys.stdout.write(f"herald {__version__}\n")
         return
+    # `herald chat -q TEXT` is the one-shot: run it without building the typer app.
+    from herald.cli.quick import main_if_oneshot
+
+    if main_if_oneshot(sys.argv[1:]):
+        return
     from herald.cli.app import run
 
     run()

@@ -5,9 +5,21 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-import typer
+if TYPE_CHECKING:
+    import typer
+else:
+
+    class _Typer:
+        """`typer`, imported on first use: `herald chat -q` runs without it."""
+
+        def __getattr__(self, name: str) -> Any:
+            import typer
+
+            return getattr(typer, name)
+
+    typer = _Typer()
 
 if TYPE_CHECKING:
     from rich.console import Console

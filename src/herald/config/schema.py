@@ -50,6 +50,10 @@ class ModelConfig(StrictModel):
     temperature: float | None = Field(None, ge=0, le=2)
     timeout: float = Field(120.0, gt=0, description="seconds to wait for one model call")
     stream: bool = True
+    transport: Literal["lean", "sdk"] = Field(
+        "lean",
+        description="lean = Herald's own HTTP client (fast start); sdk = the openai/anthropic SDKs",
+    )
     fallbacks: list[FallbackEntry] = Field(default_factory=list)
     local_path: str | None = Field(None, description="GGUF file for the local provider")
 

@@ -55,7 +55,9 @@ class AuxiliaryClient:
         with self._lock:
             transport = self._transports.get(timeout)
             if transport is None:
-                transport = create_transport(self.endpoint, self._key, timeout=timeout)
+                transport = create_transport(
+                    self.endpoint, self._key, timeout=timeout, transport=self.config.model.transport
+                )
                 self._transports[timeout] = transport
             return transport
 

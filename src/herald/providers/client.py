@@ -148,7 +148,10 @@ class ModelClient:
         with self._lock:
             if self._transport is None:
                 self._transport = create_transport(
-                    self.endpoint, self._key, timeout=self.config.model.timeout
+                    self.endpoint,
+                    self._key,
+                    timeout=self.config.model.timeout,
+                    transport=self.config.model.transport,
                 )
             return self._transport
 

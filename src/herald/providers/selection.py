@@ -199,13 +199,32 @@ def resolve_auxiliary(config: HeraldConfig, secrets: Secrets) -> Endpoint:
 
 
 def create_transport(
-    endpoint: Endpoint, api_key: str | None, *, timeout: float
+    endpoint: Endpoint, api_key: str | None, *, timeout: float, transport: str = "lean"
 ) -> ProviderTransport:
     """A transport for `endpoint` (SDKs are imported only when a call is made).
+
+    `transport` is ``model.transport``: ``lean`` speaks the wire format over
+    httpx2 without the SDKs (fast start, less memory), ``sdk`` uses them.
 
     The local transport lives in `herald.providers.local`, which must provide
     ``create_local_transport(endpoint, *, timeout) -> ProviderTransport``.
     """
+    if transport not in ("lean", "sdk"):
+        raise ProviderConfigError(f"unknown model.transport {transport!r}: use lean or sdk")
+    if transport == "lean" and endpoint.api_mode in ("chat_completions", "anthropic_messages"):
+        from herald.providers import lean
+
+        lean_cls = (
+            lean.LeanOpenAIChatTransport
+            if endpoint.api_mode == "chat_completions"
+            else lean.LeanAnthropicMessagesTransport
+        )
+        return lean_cls(
+            provider=endpoint.provider,
+            base_url=endpoint.base_url,
+            api_key=api_key,
+            timeout=timeout,
+        )
     if endpoint.api_mode == "chat_completions":
         from herald.providers.openai_chat import OpenAIChatTransport
 

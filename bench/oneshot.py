@@ -1,0 +1,175 @@
+"""Cold start of a one-shot `herald chat -q` against the fake LLM server.
+
+Each run starts `herald chat -q` as a fresh subprocess in a temporary home whose
+model points at an in-process fake server scripted with one tool call (`todo`)
+and then an answer. Per run it measures:
+
+- time to first request: from just before the process is spawned to the moment
+  the fake server received the first model request (both wall-clock seconds);
+- total wall time of the process;
+- peak RSS of the process (its own `ru_maxrss` via `os.wait4`).
+
+Bytecode: the children may write `.pyc` files (`PYTHONDONTWRITEBYTECODE` is
+dropped) into a temporary `PYTHONPYCACHEPREFIX`, filled by a warm-up run, so a
+run costs what it costs an installed Herald, not a recompile of every module.
+`--no-bytecode` measures the compile-every-time case instead.
+
+It also times `herald --version` cold. Medians over the runs are printed, one
+line per figure; `--json` prints them as one JSON object (save one run on the
+old code and pass it with `--baseline FILE` to get after/before ratios).
+
+Run: python bench/oneshot.py [--runs 7] [--api openai|anthropic]
+     [--transport lean|sdk] [--json] [--baseline before.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from herald.testing.fake_llm import FakeLLMServer, Reply
+from herald.testing.homes import fake_model_config, make_home
+
+
+def herald_command() -> list[str]:
+    script = shutil.which("herald")
+    if script:
+        return [sys.executable, script]
+    return [sys.executable, "-c", "import sys; from herald.cli import main; sys.exit(main())"]
+
+
+def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int]:
+    """(start wall time, elapsed seconds, peak RSS in MB, exit status) of one process."""
+    started = time.time()
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc.stderr.close()
+    if proc.returncode != 0:
+        sys.stderr.write(err.decode(errors="replace"))
+    return started, elapsed, usage.ru_maxrss / 1024.0, proc.returncode
+
+
+def child_env(base: dict[str, str], **extra: str) -> dict[str, str]:
+    return {**base, **extra}
+
+
+def one_shot(
+    server: FakeLLMServer, root: Path, api: str, transport: str | None, base_env: dict[str, str]
+) -> dict[str, float]:
+    server.reset()
+    server.enqueue(Reply.tool_call("todo", {"todos": []}), Reply.text("Done."))
+    model: dict[str, Any] = {} if transport is None else {"transport": transport}
+    settings = make_home(root, fake_model_config(server, api, **model))
+    env = child_env(base_env, HERALD_HOME=str(settings.home.root))
+    argv = [*herald_command(), "chat", "-q", "Make an empty todo list, then say done."]
+    started, elapsed, rss, code = run_measured(argv, env)
+    if code != 0:
+        raise SystemExit(f"herald chat -q failed with exit status {code}")
+    requests = server.model_requests()
+    if len(requests) != 2:
+        raise SystemExit(f"expected 2 model requests, the server saw {len(requests)}")
+    return {
+        "first_request_s": requests[0].timestamp - started,
+        "wall_s": elapsed,
+        "peak_rss_mb": rss,
+    }
+
+
+def version_time(env: dict[str, str]) -> float:
+    _, elapsed, _, code = run_measured([*herald_command(), "--version"], env)
+    if code != 0:
+        raise SystemExit("herald --version failed")
+    return elapsed
+
+
+FIGURES = {"first_request_s": "s", "wall_s": "s", "peak_rss_mb": "MB", "version_s": "s"}
+
+
+def measure_variant(
+    srv: FakeLLMServer, root: Path, api: str, transport: str | None, base_env: dict[str, str]
+) -> dict[str, float]:
+    run = one_shot(srv, root, api, transport, base_env)
+    run["version_s"] = version_time(child_env(base_env, HERALD_HOME=str(root / "version-home")))
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--api", choices=("openai", "anthropic"), default="openai")
+    parser.add_argument("--transport", choices=("lean", "sdk"), default=None)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--baseline", type=Path, help="a --json output to compare with")
+    parser.add_argument(
+        "--vs-src",
+        type=Path,
+        help="another Herald source tree (e.g. main's src/): run it as PYTHONPATH in turn "
+        "with this one, A B A B, and print the ratios pair by pair",
+    )
+    parser.add_argument("--no-bytecode", action="store_true", help="children compile every module")
+    args = parser.parse_args()
+
+    variants: list[tuple[str, str | None, dict[str, str]]] = []
+    with tempfile.TemporaryDirectory(prefix="herald-bench-oneshot-") as tmp, FakeLLMServer() as srv:
+        base_env = dict(os.environ)
+        if not args.no_bytecode:
+            base_env.pop("PYTHONDONTWRITEBYTECODE", None)
+            base_env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        variants.append(("this", args.transport, base_env))
+        if args.vs_src:
+            variants.append(("vs", None, child_env(base_env, PYTHONPATH=str(args.vs_src))))
+        samples: dict[str, dict[str, list[float]]] = {
+            name: {key: [] for key in FIGURES} for name, _, _ in variants
+        }
+        for name, transport, env in variants:  # warm-up: OS file cache and bytecode cache
+            measure_variant(srv, Path(tmp) / f"warmup-{name}", args.api, transport, env)
+        for index in range(args.runs):
+            for name, transport, env in variants:
+                run = measure_variant(srv, Path(tmp) / f"{name}{index}", args.api, transport, env)
+                for key, value in run.items():
+                    samples[name][key].append(value)
+    result: dict[str, Any] = {key: statistics.median(v) for key, v in samples["this"].items()}
+    result["runs"] = args.runs
+    if args.json:
+        print(json.dumps(result))
+        return
+    label = (
+        f"herald chat -q, one tool call, {args.api}, transport={args.transport or 'default'}"
+        f"{', no bytecode cache' if args.no_bytecode else ''}"
+    )
+    print(f"{label}: median of {args.runs} cold runs")
+    baseline = json.loads(args.baseline.read_text()) if args.baseline else None
+    for key, unit in FIGURES.items():
+        line = f"  {key:16} {result[key]:8.3f} {unit}"
+        if args.vs_src:
+            this, other = samples["this"][key], samples["vs"][key]
+            ratios = [a / b for a, b in zip(this, other, strict=True) if b]
+            line += (
+                f"   vs {statistics.median(other):8.3f} {unit}"
+                f"   ratio (pairwise median) {statistics.median(ratios):.2f}x"
+            )
+        elif baseline and baseline.get(key):
+            line += (
+                f"   before {baseline[key]:8.3f} {unit}   ratio {result[key] / baseline[key]:.2f}x"
+            )
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
