@@ -292,8 +292,14 @@ def test_the_offline_demo_model_gets_a_read_only_bundle():
 
     registry = default_registry()
 
-    assert bundle_for("herald-cli", "local") == "herald-local"
+    # By default the 135M demo model chats without tools: offered even read-only
+    # tools, it calls them for "Say hello" and answers with the tool's output.
+    assert bundle_for("herald-cli", "local") == "herald-local-chat"
+    assert available_tool_names("herald-local-chat", HeraldConfig(), registry) == []
     assert bundle_for("herald-cli", "openai") == "herald-cli"
+    # The read-only bundle stays one setting away: toolsets.enabled: [herald-local].
+    enabled = HeraldConfig.model_validate({"toolsets": {"enabled": ["herald-local"]}})
+    assert set(available_tool_names("herald-local-chat", enabled, registry)) >= {"read_file"}
     names = set(available_tool_names("herald-local", HeraldConfig(), registry))
     assert {"read_file", "search_files", "todo"} <= names
     assert not names & {"terminal", "process", "write_file", "patch", "memory", "skill_manage"}

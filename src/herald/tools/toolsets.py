@@ -121,6 +121,10 @@ BUILTIN_TOOLSETS: dict[str, Toolset] = {
         Toolset("herald-cli", "the interactive terminal", includes=(*_FULL, "cronjob")),
         Toolset("herald-api", "the HTTP API", includes=(*_FULL, "cronjob")),
         Toolset("herald-cron", "scheduled jobs", includes=_FULL),
+        # The offline demo model chats without tools by default (a 135M model calls any
+        # tool it is offered, even for "hello"); `toolsets.enabled: [herald-local]`
+        # gives it the read-only bundle below.
+        Toolset("herald-local-chat", "the offline demo model: conversation only"),
         # The offline demo model is too small to be trusted with writes or commands.
         Toolset(
             "herald-local",
@@ -357,6 +361,7 @@ def available_tool_names(
 
 
 def bundle_for(surface_bundle: str, provider: str) -> str:
-    """The bundle a surface exposes for this provider: the tiny offline model gets the
-    read-only demo bundle whatever the surface."""
-    return "herald-local" if provider == "local" else surface_bundle
+    """The bundle a surface exposes for this provider: the tiny offline model chats
+    without tools whatever the surface (its read-only bundle, `herald-local`, is opt-in
+    through ``toolsets.enabled``)."""
+    return "herald-local-chat" if provider == "local" else surface_bundle
