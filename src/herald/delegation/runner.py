@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.05
-STATUS_EVERY_SECONDS = 1.0
+STATUS_EVERY_SECONDS = 0.25  # how often the status lines are checked for changes
 STOP_GRACE_SECONDS = 30.0  # after an interrupt, how long a child may take to wind down
 CHILD_TOOLSET = "delegate-child"
 
@@ -159,6 +159,7 @@ class Delegation:
             else None
         )
         self.agents: dict[int, Any] = {}
+        self._shown: dict[str, tuple[str, str, int]] = {}
         self._seed = fork_seed(self.snapshot) if mode == "fork" and self.snapshot else None
 
     # ---- the call ---------------------------------------------------------------------------
@@ -187,13 +188,23 @@ class Delegation:
         return [r for r in self.reports if r is not None]
 
     def _show_status(self, *, final: bool = False) -> None:
+        """One line per child on the parent turn's status, whenever what it does changes
+        (its status, its tool, its tool count) and once more when the call ends."""
         notify = self.ctx.notify
         if notify is None:
             return
         for record in self.records:
-            if record.status == RUNNING or (final and record.status != QUEUED):
-                self._refresh_cost(record)
+            if record.status == QUEUED and not final:
+                continue
+            key = (record.status, record.activity, record.tool_calls)
+            if key == self._shown.get(record.id) and not final:
+                continue
+            self._shown[record.id] = key
+            self._refresh_cost(record)
+            try:
                 notify(record.line())
+            except Exception:  # a surface's status callback must not fail the call
+                log.debug("status callback failed", exc_info=True)
 
     # ---- one child ----------------------------------------------------------------------------
 
