@@ -150,7 +150,11 @@ class Repl:
         text = line.strip()
         if not text:
             return
-        if self.channel.pending and text.lower() not in ("/stop", "/exit"):
+        if (
+            self.channel.pending
+            and text.lower() not in ("/stop", "/exit")
+            and not text.lower().startswith("/agents")  # see who asks before answering
+        ):
             self.channel.answer(text)  # the running turn asked a question
             return
         parsed = parse_command(text)
