@@ -29,15 +29,24 @@ def delegate(*goals: str, **extra) -> Reply:
 def results_of(fake_llm) -> list[dict]:
     """The delegate_task result the parent's last request carried."""
     last = [r for r in fake_llm.model_requests() if not is_child(r)][-1]
-    tool = [m for m in last.messages if m["role"] == "tool"][-1]
-    return json.loads(tool["content"])["results"]
+    for message in reversed(last.messages):
+        if message["role"] == "tool":  # OpenAI wire
+            return json.loads(message["content"])["results"]
+        blocks = message["content"] if isinstance(message["content"], list) else []
+        for block in blocks:  # Anthropic wire: a tool_result block in a user message
+            if block.get("type") == "tool_result":
+                content = block["content"]
+                text = content if isinstance(content, str) else content[0]["text"]
+                return json.loads(text)["results"]
+    raise AssertionError("no delegate_task result in the parent's last request")
 
 
 def stored_api(agent, session_id) -> list[dict]:
     return [m.to_api() for m in agent.store.get_messages(session_id)]
 
 
-def test_three_children_run_in_parallel_and_answer_in_call_order(make_agent, fake_llm):
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_three_children_run_in_parallel_and_answer_in_call_order(make_agent, fake_llm, api):
     arrived = threading.Barrier(3, timeout=10)
 
     def child(request):
@@ -52,7 +61,7 @@ def test_three_children_run_in_parallel_and_answer_in_call_order(make_agent, fak
 
     fake_llm.set_handler(child)
     fake_llm.enqueue(delegate("alpha", "beta", "gamma"), Reply.text("all three answered"))
-    agent = make_agent()
+    agent = make_agent(api=api)
     result = agent.start_turn("split this up").result(timeout=60)
 
     assert result.exit_reason is ExitReason.TEXT_RESPONSE
@@ -308,3 +317,32 @@ def test_too_many_tasks_in_one_call_are_refused(make_agent, fake_llm):
     content = [m for m in last.messages if m["role"] == "tool"][-1]["content"]
     assert content.startswith("[TOOL_ERROR]") and "at most 2" in content
     assert len(fake_llm.model_requests()) == 2  # no child ever asked the model
+
+
+def test_a_task_may_name_its_model_and_toolsets(make_agent, fake_llm):
+    fake_llm.set_handler(lambda r: Reply.text("ok") if is_child(r) else None)
+    fake_llm.enqueue(
+        Reply.tool_call(
+            "delegate_task",
+            {
+                "tasks": [
+                    {"goal": "read only", "toolsets": ["file"], "model": "fake-model-mini"},
+                    {"goal": "bad", "toolsets": ["no-such-toolset"]},
+                ]
+            },
+        ),
+        Reply.text("done"),
+    )
+    agent = make_agent()
+    agent.start_turn("go").result(timeout=60)
+    good, bad = results_of(fake_llm)
+    (child,) = [r for r in fake_llm.model_requests() if is_child(r)]
+    assert child.model == "fake-model-mini"
+    assert {t["function"]["name"] for t in child.tools} == {
+        "read_file",
+        "write_file",
+        "patch",
+        "search_files",
+    }
+    assert good["status"] == "done"
+    assert bad["status"] == "failed" and "no-such-toolset" in bad["error"]
