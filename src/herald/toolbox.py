@@ -30,6 +30,7 @@ CAPABILITY_MODULES: tuple[str, ...] = (
     "herald.memory.tool",
     "herald.kanban.tools",
     "herald.cron.tool",
+    "herald.delegation.tool",
 )
 
 _lock = threading.Lock()

@@ -150,7 +150,11 @@ class Repl:
         text = line.strip()
         if not text:
             return
-        if self.channel.pending and text.lower() not in ("/stop", "/exit"):
+        if (
+            self.channel.pending
+            and text.lower() not in ("/stop", "/exit")
+            and not text.lower().startswith("/agents")  # see who asks before answering
+        ):
             self.channel.answer(text)  # the running turn asked a question
             return
         parsed = parse_command(text)
@@ -326,6 +330,13 @@ def _cmd_model(repl: Repl, arg: str) -> None:
     repl._status(f"now using {new_provider}:{new_model}")
 
 
+def _cmd_agents(repl: Repl, arg: str) -> None:
+    from herald.delegation import agents_command
+
+    for line in agents_command(repl.agent.session_id, arg).splitlines():
+        repl._print(f"  {line}")
+
+
 HANDLERS: dict[str, Callable[[Repl, str], None]] = {
     "help": _cmd_help,
     "new": _cmd_new,
@@ -334,6 +345,7 @@ HANDLERS: dict[str, Callable[[Repl, str], None]] = {
     "usage": _cmd_usage,
     "compress": _cmd_compress,
     "model": _cmd_model,
+    "agents": _cmd_agents,
     "exit": _cmd_exit,
 }
 COMMANDS = {c.name: c for c in commands_for("cli")}

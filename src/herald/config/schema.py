@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_cron import CronConfig
+from herald.config.schema_delegation import DelegationConfig
 from herald.config.schema_gateway import GatewayConfig
 from herald.config.schema_kanban import KanbanConfig
 from herald.config.schema_learning import LearningConfig
@@ -122,6 +123,7 @@ class ApprovalsConfig(StrictModel):
     def _yaml_off(cls, value: object) -> object:
         # YAML 1.1 reads a bare `off` as false; `mode: off` means "off".
         return "off" if value is False else value
+
     always_allow: list[str] = Field(
         default_factory=list,
         description="command patterns approved for good (glob; never match compound commands)",
@@ -163,6 +165,7 @@ class HeraldConfig(StrictModel):
     kanban: KanbanConfig = Field(default_factory=KanbanConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
+    delegation: DelegationConfig = Field(default_factory=DelegationConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -10,6 +10,7 @@ from herald.engine.budget import IterationBudget
 from herald.engine.callbacks import TurnCallbacks
 from herald.engine.handle import Humans, TurnHandle
 from herald.engine.hygiene import ContextStatus
+from herald.engine.options import SessionSeed
 from herald.engine.ports import TranscriptStore
 from herald.engine.repair import (
     CANCELLED_RESULT,
@@ -35,6 +36,7 @@ __all__ = [
     "IterationBudget",
     "PersistenceError",
     "RepairReport",
+    "SessionSeed",
     "SteerQueue",
     "TranscriptStore",
     "TurnCallbacks",

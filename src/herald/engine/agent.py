@@ -11,8 +11,10 @@ Surfaces never assign an Agent attribute: everything per turn is an argument.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,7 @@ from herald.engine.hygiene import ContextStatus, context_status
 from herald.engine.options import AgentOptions
 from herald.engine.ports import TranscriptStore
 from herald.engine.pressure import compress_history
+from herald.engine.request import request_snapshot
 from herald.engine.result import ExitReason, TurnResult
 from herald.engine.session import (
     build_prompt,
@@ -351,8 +354,10 @@ class Agent:
             cancel=controls.cancel,
             approve=humans.approve if humans else None,
             clarify=humans.clarify if humans else None,
+            notify=callbacks.status,
+            spawn_agent=self.spawn,
         )
-        return TurnContext(
+        ctx = TurnContext(
             runtime=rt,
             client=rt.state.client,
             tools=ToolView.of(rt),
@@ -365,19 +370,35 @@ class Agent:
             user_text=text,
             make_reviewer=self.fork,
         )
+        tool_context.parent_request = functools.partial(request_snapshot, ctx)
+        return ctx
 
     def fork(self, options: AgentOptions) -> Agent:
         """A child agent on this one's home, store and tools, in a new session of its own
         (the background reviewer)."""
+        return self.spawn(options)
+
+    def spawn(
+        self,
+        options: AgentOptions,
+        *,
+        config: HeraldConfig | None = None,
+        wrap_registry: Callable[[ToolRegistry], ToolRegistry] | None = None,
+    ) -> Agent:
+        """A sub-agent (herald.delegation, through `ToolContext.spawn_agent`): a new session
+        of its own on this one's home and store, with ``config`` (default: this one's) and
+        this agent's tools, seen through ``wrap_registry`` when given."""
         from herald.providers import ModelClient
 
         rt = self.runtime
+        config = config or rt.config
+        tools = wrap_registry(rt.tools) if wrap_registry is not None else rt.tools
         return Agent(
-            config=rt.config,
+            config=config,
             home=rt.home,
             store=rt.store,
-            client=ModelClient(rt.config, rt.secrets, rt.home),
-            registry=rt.tools,
+            client=ModelClient(config, rt.secrets, rt.home),
+            registry=tools,
             options=options,
             secrets=rt.secrets,
         )

@@ -30,6 +30,12 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("usage", "/usage", "tokens, cache hits and cost so far", while_busy=True),
         CommandSpec("model", "/model [NAME]", "show or switch the model"),
         CommandSpec(
+            "agents",
+            "/agents [steer ID TEXT|stop ID|pause|resume]",
+            "sub-agents: status and cost, steer or stop one, pause new spawns",
+            while_busy=True,
+        ),
+        CommandSpec(
             "approve",
             "/approve [session|always]",
             "allow the command waiting for approval",

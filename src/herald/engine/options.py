@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from herald.tools import DEFAULT_BUNDLE
 
@@ -14,6 +14,16 @@ if TYPE_CHECKING:
     from herald.engine.budget import IterationBudget
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SessionSeed:
+    """How a new session starts when it continues another one's exact request (a fork-mode
+    sub-agent): this system prompt, stored verbatim instead of a built one, and these
+    messages (API views) written as the session's first rows."""
+
+    system_prompt: str
+    messages: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass
@@ -36,6 +46,8 @@ class AgentOptions:
     # Compress a grown session before the turn starts (the gateway's preflight policy);
     # None: only the engine's own pressure checks run.
     hygiene: HygieneConfig | None = None
+    # A new session starts from this prompt and history instead of a built prompt.
+    seed: SessionSeed | None = None
 
     def __post_init__(self) -> None:
         if self.max_turns is not None:
@@ -51,4 +63,4 @@ class AgentOptions:
         self.platform = None
 
 
-__all__ = ["AgentOptions"]
+__all__ = ["AgentOptions", "SessionSeed"]

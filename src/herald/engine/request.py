@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from herald.context import ROW_ID, rewrite_identity
+from herald.tools import RequestSnapshot
 
 if TYPE_CHECKING:
     from herald.engine.turn_context import TurnContext
@@ -19,6 +21,18 @@ def request_messages(ctx: TurnContext) -> list[dict[str, Any]]:
         ctx.transcript.messages,
         session_identity=ctx.session.identity,
         active_identity=ctx.client.identity(),
+    )
+
+
+def request_snapshot(ctx: TurnContext) -> RequestSnapshot:
+    """What a tool of this turn may see of the turn's request (`ToolContext.parent_request`):
+    the messages the next request would send (so the assistant message whose tool calls
+    are running is included) and the tools array, copied."""
+    messages = copy.deepcopy(request_messages(ctx))
+    return RequestSnapshot(
+        system_prompt=messages[0]["content"],
+        messages=tuple(messages[1:]),
+        tools=tuple(copy.deepcopy(list(ctx.tools.definitions))),
     )
 
 

@@ -55,7 +55,13 @@ def ensure_session(rt: SessionRuntime, first_text: str) -> None:
         raise PersistenceError(f"could not create a session: {exc}") from exc
     attach(rt, sid)
     rt.context_engine.on_session_start(session_id=sid, state=None)
-    install_system_prompt(rt, build_prompt(rt))
+    seed = rt.options.seed
+    if seed is None:
+        install_system_prompt(rt, build_prompt(rt))
+        return
+    install_system_prompt(rt, seed.system_prompt)  # the other session's bytes, verbatim
+    assert rt.state.transcript is not None
+    rt.state.transcript.extend([dict(m) for m in seed.messages])
 
 
 def attach(rt: SessionRuntime, session_id: str) -> None:

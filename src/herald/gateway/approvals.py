@@ -50,7 +50,7 @@ class _Pending:
 def approval_text(prompt: ApprovalPrompt, *, buttons: bool, timeout: float) -> str:
     lines = [
         "⚠️ Approval needed",
-        f"Herald wants to run: {prompt.command}",
+        f"{prompt.requester} wants to run: {prompt.command}",
         f"Flagged: {prompt.description} [{prompt.rule}]",
     ]
     if prompt.judge_note:

@@ -1,6 +1,6 @@
 """The gateway's slash commands: the shared registry's `gateway` commands, handled here.
 
-Commands allowed during a turn (`/stop`, `/steer`, `/usage`, `/approve`, `/deny`,
+Commands allowed during a turn (`/stop`, `/steer`, `/usage`, `/agents`, `/approve`, `/deny`,
 `/help`) run at once. The others (`/new`, `/compress`, `/model`) touch the agent, so
 they run through the session's queue like a message: one thing at a time per
 session. The registry decides what exists and what may run while busy.
@@ -72,6 +72,12 @@ async def cmd_usage(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, ar
             f"estimated cost: ${cost:.4f}" if cost else "estimated cost: - (unknown or free model)",
         ]
     )
+
+
+async def cmd_agents(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+    from herald.delegation import agents_command
+
+    return agents_command(runner.sessions.session_id(slot.key), arg)
 
 
 def _approval_choice(arg: str) -> str | None:
@@ -163,6 +169,7 @@ HANDLERS: dict[str, Handler] = {
     "stop": cmd_stop,
     "steer": cmd_steer,
     "usage": cmd_usage,
+    "agents": cmd_agents,
     "approve": cmd_approve,
     "deny": cmd_deny,
     "new": cmd_new,

@@ -70,10 +70,11 @@ class ApprovalPrompt:
     description: str
     choices: tuple[str, ...]  # "always"/"session" only offered when a pattern is possible
     judge_note: str = ""
+    requester: str = "Herald"  # who asks: a sub-agent's prompt names it ("sub-agent 2")
 
     def text(self) -> str:
         lines = [
-            f"Herald wants to run: {self.command}",
+            f"{self.requester} wants to run: {self.command}",
             f"Flagged: {self.description} [{self.rule}]",
         ]
         if self.judge_note:

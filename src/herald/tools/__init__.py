@@ -23,7 +23,7 @@ from herald.tools.guardrails import (
 )
 from herald.tools.hooks import HOOK_EVENTS, ToolHooks
 from herald.tools.planner import PARALLEL, SEQUENTIAL, canonical_path, plan_tool_batch
-from herald.tools.ports import HistoryStore, MemoryHandle
+from herald.tools.ports import HistoryStore, MemoryHandle, RequestSnapshot
 from herald.tools.registry import (
     DEFAULT_MAX_RESULT_CHARS,
     ERROR_PREFIX,
@@ -69,6 +69,7 @@ __all__ = [
     "HistoryStore",
     "MemoryHandle",
     "PathScope",
+    "RequestSnapshot",
     "ToolArgumentError",
     "ToolContext",
     "ToolHooks",

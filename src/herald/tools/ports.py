@@ -9,6 +9,7 @@ manager as the `memory` tool and provider tools see it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 
@@ -40,4 +41,15 @@ class MemoryHandle(Protocol):
     def handle_tool_call(self, name: str, arguments: dict[str, Any]) -> Any: ...
 
 
-__all__ = ["HistoryStore", "MemoryHandle"]
+@dataclass(frozen=True)
+class RequestSnapshot:
+    """The request a turn sent last, as a tool of that turn sees it (a copy): the system
+    prompt bytes, the history after it (the assistant message whose tool calls are
+    running included), and the tools array. Fork-mode sub-agents start from it."""
+
+    system_prompt: str
+    messages: tuple[dict[str, Any], ...]
+    tools: tuple[dict[str, Any], ...]
+
+
+__all__ = ["HistoryStore", "MemoryHandle", "RequestSnapshot"]

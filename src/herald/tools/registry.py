@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.environments import Environment
     from herald.safety import ApprovalPrompt
-    from herald.tools.ports import HistoryStore, MemoryHandle
+    from herald.tools.ports import HistoryStore, MemoryHandle, RequestSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,13 @@ class ToolContext:
     memory: MemoryHandle | None = None
     # Smart approvals: the auxiliary model's verdict on a flagged command; None = off.
     judge: Callable[[str], str] | None = None
+    # Filled per turn by the engine (None outside a turn): the turn's status line (its
+    # callbacks' `status`), a read-only snapshot of the request whose tool calls are
+    # running (`RequestSnapshot`), and a factory of child agents on this session's home,
+    # store and tools (`herald.delegation` builds sub-agents with it).
+    notify: Callable[[str], None] | None = None
+    parent_request: Callable[[], RequestSnapshot] | None = None
+    spawn_agent: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -118,8 +118,13 @@ BUILTIN_TOOLSETS: dict[str, Toolset] = {
         ),
         Toolset("herald-kanban-worker", "a board worker", includes=(*_FULL, "kanban")),
         Toolset("cronjob", "create and manage scheduled jobs", ("cronjob",)),
-        Toolset("herald-cli", "the interactive terminal", includes=(*_FULL, "cronjob")),
-        Toolset("herald-api", "the HTTP API", includes=(*_FULL, "cronjob")),
+        Toolset("delegation", "hand work to sub-agents", ("delegate_task",)),
+        Toolset(
+            "herald-cli", "the interactive terminal", includes=(*_FULL, "cronjob", "delegation")
+        ),
+        Toolset("herald-api", "the HTTP API", includes=(*_FULL, "cronjob", "delegation")),
+        # Fresh sub-agents; herald.delegation still removes what a child may never call.
+        Toolset("herald-delegate", "sub-agents", includes=(*_FULL, "delegation")),
         Toolset("herald-cron", "scheduled jobs", includes=_FULL),
         # The offline demo model chats without tools by default (a 135M model calls any
         # tool it is offered, even for "hello"); `toolsets.enabled: [herald-local]`

@@ -1,0 +1,198 @@
+"""The `delegate_task` tool: hand bounded pieces of work to sub-agents and get one
+structured report per task back; or list, steer and stop the running ones.
+
+Refusals are checked before anything starts: the depth limit (along the stored
+lineage), the per-call cap, a paused parent, and the arguments fork mode cannot
+honour (another model or toolsets would break the shared prompt cache).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from herald.delegation.board import board
+from herald.delegation.policy import delegation_depth
+from herald.delegation.runner import Delegation, TaskSpec
+from herald.tools import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec, tool
+
+MAX_GOAL_CHARS = 4_000
+MAX_CONTEXT_CHARS = 40_000
+
+SCHEMA: dict[str, Any] = {
+    "description": (
+        "Hand work to sub-agents that run in parallel, each with its own context and "
+        "iteration budget, and get back one report per task (final text, files written, "
+        "tool calls, cost). Give each task a self-contained goal and the context it needs: "
+        "a sub-agent sees nothing of this conversation in mode 'fresh'. Mode 'fork' starts "
+        "each sub-agent from this very conversation (cheaper: the prompt cache is shared). "
+        "action 'list' shows running sub-agents, 'steer' sends one a message, 'stop' stops one."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "tasks": {
+                "type": "array",
+                "description": "the work to hand out, one sub-agent per task",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "goal": {
+                            "type": "string",
+                            "description": "what the sub-agent must achieve",
+                        },
+                        "context": {
+                            "type": "string",
+                            "description": "facts, paths and constraints it needs",
+                        },
+                        "toolsets": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "description": "toolsets it may use (default: file, terminal, web)",
+                        },
+                        "model": {"type": "string", "description": "another model for this task"},
+                    },
+                    "required": ["goal"],
+                },
+            },
+            "mode": {"type": "string", "enum": ["fresh", "fork"], "default": "fresh"},
+            "action": {
+                "type": "string",
+                "enum": ["run", "list", "steer", "stop"],
+                "default": "run",
+            },
+            "child_id": {"type": "string", "description": "for steer and stop: the sub-agent's id"},
+            "message": {"type": "string", "description": "for steer: what to tell it"},
+        },
+    },
+}
+
+
+def parse_tasks(raw: Any, *, mode: str, cap: int) -> list[TaskSpec]:
+    if not isinstance(raw, list) or not raw:
+        raise ToolArgumentError("tasks must be a non-empty array of {goal, context} objects")
+    if len(raw) > cap:
+        raise ToolArgumentError(
+            f"{len(raw)} tasks in one call; at most {cap} are allowed "
+            "(delegation.max_children_per_call): split the work or merge tasks"
+        )
+    tasks: list[TaskSpec] = []
+    for n, item in enumerate(raw, 1):
+        if isinstance(item, str):
+            item = {"goal": item}
+        if not isinstance(item, dict):
+            raise ToolArgumentError(f"task {n} must be an object with a goal")
+        goal = item.get("goal")
+        if not isinstance(goal, str) or not goal.strip():
+            raise ToolArgumentError(f"task {n} needs a non-empty goal")
+        context = item.get("context") or ""
+        if not isinstance(context, str):
+            context = json.dumps(context, ensure_ascii=False)
+        if len(goal) > MAX_GOAL_CHARS or len(context) > MAX_CONTEXT_CHARS:
+            raise ToolArgumentError(
+                f"task {n} is too long (goal ≤ {MAX_GOAL_CHARS}, context ≤ {MAX_CONTEXT_CHARS} "
+                "characters): write the details to a file and name the path"
+            )
+        toolsets = item.get("toolsets")
+        if toolsets is not None and (
+            not isinstance(toolsets, list) or not all(isinstance(t, str) for t in toolsets)
+        ):
+            raise ToolArgumentError(f"task {n}: toolsets must be an array of toolset names")
+        model = item.get("model") or None
+        if mode == "fork" and (toolsets or model):
+            raise ToolArgumentError(
+                f"task {n}: fork mode keeps the parent's model and tools (the shared prompt "
+                "cache depends on them); drop toolsets/model or use mode 'fresh'"
+            )
+        tasks.append(TaskSpec(goal.strip(), context, tuple(toolsets) if toolsets else None, model))
+    return tasks
+
+
+def _control(ctx: ToolContext, action: str, child_id: str, message: str) -> str:
+    if action == "list":
+        children = board.children(ctx.session_id)
+        return json.dumps(
+            {
+                "paused": board.paused(ctx.session_id),
+                "sub_agents": [
+                    {
+                        "id": c.id,
+                        "goal": c.goal,
+                        "status": c.status,
+                        "tool_calls": c.tool_calls,
+                        "cost_usd": round(c.cost_usd, 6),
+                        "session_id": c.session_id,
+                    }
+                    for c in children
+                ],
+            },
+            ensure_ascii=False,
+        )
+    if not child_id.strip():
+        raise ToolArgumentError(f"action {action!r} needs child_id (see action 'list')")
+    child = board.find(ctx.session_id, child_id)
+    if child is None:
+        raise ToolArgumentError(
+            f"no sub-agent {child_id!r} in this session; action 'list' shows them"
+        )
+    if action == "stop":
+        stopped = child.stop()
+        return json.dumps({"id": child.id, "stopped": stopped, "status": child.status})
+    if not message.strip():
+        raise ToolArgumentError("action 'steer' needs a message")
+    return json.dumps(
+        {"id": child.id, "steered": child.steer(message.strip()), "status": child.status}
+    )
+
+
+def delegate_task(
+    ctx: ToolContext,
+    tasks: Any = None,
+    mode: str = "fresh",
+    action: str = "run",
+    child_id: str = "",
+    message: str = "",
+) -> str:
+    if action in ("list", "steer", "stop"):
+        return _control(ctx, action, child_id, message)
+    if action != "run":
+        raise ToolArgumentError("action must be run, list, steer or stop")
+    if mode not in ("fresh", "fork"):
+        raise ToolArgumentError("mode must be 'fresh' or 'fork'")
+    if ctx.config is None or ctx.session_id is None or ctx.spawn_agent is None:
+        raise ToolArgumentError("delegate_task can only run inside a turn of a Herald session")
+    settings = ctx.config.delegation
+    depth = delegation_depth(ctx.store, ctx.session_id)
+    if depth + 1 > settings.max_depth:
+        raise ToolArgumentError(
+            f"delegation refused: this agent is at depth {depth} and delegation.max_depth is "
+            f"{settings.max_depth}; do the work yourself"
+        )
+    if board.paused(ctx.session_id):
+        raise ToolArgumentError(
+            "delegation is paused for this session (/agents resume lifts it); do the work yourself"
+        )
+    parsed = parse_tasks(tasks, mode=mode, cap=settings.max_children_per_call)
+    if mode == "fork" and ctx.parent_request is None:
+        raise ToolArgumentError(
+            "fork mode needs the parent's request, which this turn lacks; use 'fresh'"
+        )
+    reports = Delegation(ctx, parsed, mode=mode, settings=settings, depth=depth).run()
+    return json.dumps(
+        {"mode": mode, "results": [r.to_dict() for r in reports]}, ensure_ascii=False, indent=1
+    )
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    tool(name="delegate_task", toolset="delegation", schema=SCHEMA, max_result_chars=60_000)(
+        lambda ctx, **args: delegate_task(ctx, **args)
+    ),
+)
+
+
+def register(target: ToolRegistry) -> None:
+    """Add the tool to `target` (tests build small registries this way)."""
+    target.add(*TOOLS)
+
+
+__all__ = ["SCHEMA", "TOOLS", "delegate_task", "parse_tasks", "register"]
