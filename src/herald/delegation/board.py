@@ -105,6 +105,11 @@ class Board:
         with self._lock:
             return list(self._children.get(parent_session_id, []))
 
+    def all_children(self) -> list[ChildRecord]:
+        """Every parent's children this process knows of (the web dashboard's list)."""
+        with self._lock:
+            return [child for records in self._children.values() for child in records]
+
     def find(self, parent_session_id: str | None, child_id: str) -> ChildRecord | None:
         wanted = child_id.strip().removeprefix("#")
         for child in self.children(parent_session_id):

@@ -268,3 +268,27 @@ async def test_board_tab_shows_tasks_and_approves_one_in_review(web) -> None:
     assert approved.status_code == 200 and approved.json()["task"]["status"] == "done"
     again = await client.post(f"/api/board/{first.id}/approve", headers={"X-CSRF-Token": csrf})
     assert again.status_code == 400
+
+
+async def test_agents_tab_lists_sub_agents_of_this_process(web) -> None:
+    from herald.delegation import board
+
+    _adapter, token, client = web
+    await login(client, token)
+    assert "agents" in (await client.get("/api/me")).json()["tabs"]
+    (record,) = board.open_call("parent-session-web", ["summarise the <b>logs</b>"])
+    agents = (await client.get("/api/agents")).json()["agents"]
+    mine = [a for a in agents if a["parent_session_id"] == "parent-session-web"]
+    assert mine == [
+        {
+            "id": record.id,
+            "parent_session_id": "parent-session-web",
+            "session_id": None,
+            "goal": "summarise the <b>logs</b>",
+            "status": record.status,
+            "activity": "",
+            "tool_calls": 0,
+            "cost_usd": 0.0,
+            "elapsed": 0.0,
+        }
+    ]

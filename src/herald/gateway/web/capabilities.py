@@ -1,5 +1,6 @@
 """Dashboard tabs for the autonomous half: scheduled jobs (with their runs, run now,
-pause/resume) and the kanban board (tasks by status, approve a task in review).
+pause/resume), the kanban board (tasks by status, approve a task in review) and the
+sub-agents running now.
 
 A tab exists only when its capability does (`available_tabs`); each route reads the
 gateway profile's own home. Job runs started here run on a worker thread and are
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_CAPABILITIES = {"jobs": "herald.cron", "board": "herald.kanban"}
+_CAPABILITIES = {"jobs": "herald.cron", "board": "herald.kanban", "agents": "herald.delegation"}
 
 
 def available_tabs() -> list[str]:
@@ -43,6 +44,32 @@ def add_capability_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
         _add_job_routes(app, adapter, api)
     if "board" in available_tabs():
         _add_board_routes(app, adapter, api)
+    if "agents" in available_tabs():
+        _add_agent_routes(app, adapter, api)
+
+
+def _add_agent_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
+    @app.get(api + "/agents")
+    async def list_agents() -> dict[str, Any]:
+        """Sub-agents of this gateway process: running, queued and recently ended."""
+        from herald.delegation import board
+
+        return {
+            "agents": [
+                {
+                    "id": c.id,
+                    "parent_session_id": c.parent_session_id,
+                    "session_id": c.session_id,
+                    "goal": adapter.redact(c.goal),
+                    "status": c.status,
+                    "activity": adapter.redact(c.activity),
+                    "tool_calls": c.tool_calls,
+                    "cost_usd": c.cost_usd,
+                    "elapsed": round(c.elapsed(), 1),
+                }
+                for c in board.all_children()
+            ]
+        }
 
 
 def _add_job_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:

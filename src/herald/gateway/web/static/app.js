@@ -45,6 +45,7 @@
     if (name === "memory") loadMemory();
     if (name === "jobs") loadJobs();
     if (name === "board") loadBoard();
+    if (name === "agents") loadAgents();
   }
   document.querySelectorAll("[role=tab]").forEach((tab) => tab.addEventListener("click", () => showTab(tab.dataset.tab)));
   function applyTheme(theme) { document.documentElement.dataset.theme = theme; }
@@ -452,6 +453,14 @@
       }
       board.append(column);
     }
+  }
+
+  async function loadAgents() {
+    const data = await api("/api/agents");
+    table($("agents"), ["sub-agent", "goal", "status", "doing", "tools", "cost", "time"],
+      data.agents.map((a) => ["#" + a.id, a.goal, a.status, a.activity, a.tool_calls, money(a.cost_usd), a.elapsed + " s"]));
+    if (!data.agents.length) { const tr = el("tr"); tr.append(el("td", "muted", "No sub-agents in this gateway yet.")); $("agents").append(tr); }
+    if (!$("tab-agents").hidden) setTimeout(loadAgents, 3000);
   }
 
   // ---- start ---------------------------------------------------------------------------
