@@ -18,6 +18,7 @@ from herald.config.schema_kanban import KanbanConfig
 from herald.config.schema_learning import LearningConfig
 from herald.config.schema_mcp import McpConfig
 from herald.config.schema_memory import MemoryConfig
+from herald.config.schema_plugins import PluginsConfig
 from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
 from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
@@ -159,6 +160,7 @@ class HeraldConfig(StrictModel):
     kanban: KanbanConfig = Field(default_factory=KanbanConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -93,9 +93,12 @@ class Agent:
         tool_context = ToolContext(
             home=home, config=config, secrets=secrets, surface=options.source, store=store
         )
-        # The agent's own tools (a memory provider's) live on this overlay, never on
-        # the shared registry another profile's agent reads.
-        tools = registry.overlay()
+        # The agent's own tools (a memory provider's, its plugins') live on this overlay,
+        # never on the shared registry another profile's agent reads.
+        from herald.plugins import plugins_for
+
+        self._plugins = plugins_for(config, home, secrets, cwd=options.cwd)
+        tools = self._plugins.overlay(registry)
         context_engine = self._create_context_engine(config, client)
         runtime = SessionRuntime(
             config=config,
@@ -108,10 +111,13 @@ class Agent:
             accountant=TokenAccountant(),
             tool_context=tool_context,
             state=SessionState(client=client, identity=client.identity()),
+            hooks=self._plugins.hooks,
         )
         runtime.select_tools()  # raises ToolsetError (naming the known ones) early
         tool_context.environment = _create_environment(config, secrets, options)
         self.runtime = dataclasses.replace(runtime, memory=self._create_memory(runtime))
+        for message in self._plugins.unannounced():  # disabled plugins, clashes: said once
+            self.callbacks.status(message)
         if config.approvals.mode == "smart":  # the auxiliary model reviews risky commands first
             tool_context.judge = self._judge
         if session_id is not None:
@@ -419,7 +425,9 @@ class Agent:
         from herald.memory import MemoryManager, MemoryProviderError
 
         try:
-            manager = MemoryManager(rt.home, rt.config, rt.secrets)
+            manager = MemoryManager(
+                rt.home, rt.config, rt.secrets, provider=self._plugins.memory_provider(rt.config)
+            )
             manager.register_provider_tools(rt.tools)
         except MemoryProviderError as exc:
             self.callbacks.status(f"memory provider unavailable: {exc}")
@@ -509,6 +517,8 @@ class Agent:
         if environment is not None:
             environment.close()
         self.context_engine.on_session_end()
+        if self.session_id is not None:
+            self.runtime.hooks.emit("on_session_end", session_id=self.session_id)
         if self.memory is not None:
             self.memory.shutdown()
 
