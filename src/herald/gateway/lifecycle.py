@@ -280,7 +280,9 @@ def _plugin_adapters(
     )
     for name, registered in plugins.platforms.items():
         if any(a.name == name for a in adapters):
-            problems.append(f"{name}: plugin {registered.plugin!r} clashes with a built-in platform")
+            problems.append(
+                f"{name}: plugin {registered.plugin!r} clashes with a built-in platform"
+            )
             continue
         offered = {
             "settings": settings,
