@@ -53,6 +53,11 @@ class ModelConfig(StrictModel):
     stream: bool = True
     fallbacks: list[FallbackEntry] = Field(default_factory=list)
     local_path: str | None = Field(None, description="GGUF file for the local provider")
+    api_mode: str | None = Field(
+        None,
+        description="custom provider: the API shape, e.g. one a plugin's model provider adds; "
+        "unset = chat_completions",
+    )
 
 
 class AuxiliaryConfig(StrictModel):

@@ -127,7 +127,7 @@ def resolve_endpoint(
         # Local servers usually need no key; one named explicitly is required.
         return Endpoint(
             provider,
-            defaults.api_mode,
+            _field(model_cfg, "api_mode") or defaults.api_mode,  # a plugin's API shape
             name,
             base_url.rstrip("/"),
             key_env,
