@@ -34,7 +34,14 @@ def write_plugin(
 
 
 def install_entry_point_dist(
-    site: Path, dist: str, plugin: str, package: str, code: str, *, version: str = "1.0.0"
+    site: Path,
+    dist: str,
+    plugin: str,
+    package: str,
+    code: str,
+    *,
+    version: str = "1.0.0",
+    manifest: dict | None = None,
 ) -> Path:
     """A distribution as pip leaves it: the package, a ``*.dist-info`` with METADATA,
     RECORD and entry_points.txt (group herald.plugins) in `site` (put it on sys.path)."""
@@ -51,8 +58,9 @@ def install_entry_point_dist(
     (info / "entry_points.txt").write_text(
         f"[herald.plugins]\n{plugin} = {package}\n", encoding="utf-8"
     )
-    (info / "RECORD").write_text(
-        f"{package}/__init__.py,,\n{info.name}/METADATA,,\n{info.name}/entry_points.txt,,\n",
-        encoding="utf-8",
-    )
+    record = f"{package}/__init__.py,,\n{info.name}/METADATA,,\n{info.name}/entry_points.txt,,\n"
+    if manifest is not None:  # plugin.yaml shipped next to the module, listed in RECORD
+        (pkg / "plugin.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+        record += f"{package}/plugin.yaml,,\n"
+    (info / "RECORD").write_text(record, encoding="utf-8")
     return info

@@ -132,3 +132,27 @@ def test_an_installed_entry_point_plugin_loads(make_agent, fake_llm, tmp_path: P
     second = fake_llm.model_requests()[1]
     assert [m for m in second.messages if m["role"] == "tool"][-1]["content"] == "HEY"
     assert json.dumps(second.tools).count('"shout"') == 1
+
+
+def test_an_installed_plugin_ships_its_manifest(make_agent, fake_llm, tmp_path: Path, monkeypatch):
+    from herald.engine.callbacks import TurnCallbacks
+
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    install_entry_point_dist(
+        tmp_path / "site",
+        "herald-needy",
+        "needy",
+        "herald_needy_fixture",
+        INSTALLED,
+        manifest={"name": "needy", "version": "2.0", "requires": {"python": ["nope-xyz>=1"]}},
+    )
+    statuses: list[str] = []
+    fake_llm.enqueue(Reply.text("ok"))
+    agent = make_agent(
+        config={"plugins": {"enabled": ["needy"]}},
+        callbacks=TurnCallbacks(on_status=statuses.append),
+    )
+    assert agent.run_turn("hi").final_text == "ok"
+    [said] = [s for s in statuses if "'needy'" in s]
+    assert "installed" in said and "from herald-needy 1.0.0" in said
+    assert "missing Python packages: nope-xyz>=1; run: pip install 'nope-xyz>=1'" in said

@@ -103,3 +103,37 @@ def test_doctor_and_list_name_a_broken_plugin(home: Path):
     disabled = herald("plugins", "disable", "broken")
     assert disabled.returncode == 0
     assert "plugin broken" not in herald("doctor", "--offline").stdout
+
+
+SLASH = """
+def register(ctx):
+    ctx.register_slash_command("roll", lambda arg: f"rolled {arg or 'a 4'}", help="roll a die")
+"""
+
+
+@pytest.mark.slow
+def test_a_plugin_slash_command_answers_in_the_repl(home: Path, fake_llm, tmp_path: Path):
+    pexpect = pytest.importorskip("pexpect")
+    write_plugin(home / "plugins", "dice", SLASH, provides=["slash_commands"])
+    assert herald("plugins", "enable", "dice").returncode == 0
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "herald"],
+        cwd=str(tmp_path),
+        env={**os.environ, "TERM": "dumb", "PROMPT_TOOLKIT_NO_CPR": "1"},
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 200),
+    )
+    try:
+        child.expect("Herald — openai:fake-gpt")
+        child.sendline("/help")
+        child.expect("roll a die")
+        child.sendline("/roll 2d6")
+        child.expect("rolled 2d6")
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+    assert fake_llm.model_requests() == []  # answered by the plugin, no model call
