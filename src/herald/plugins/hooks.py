@@ -131,18 +131,8 @@ class HookRunner:
     # ---- running one hook ---------------------------------------------------------------------
 
     def _call(self, hook: Hook, payload: dict[str, Any], notify: Notify | None) -> tuple[bool, Any]:
-        box: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                box["value"] = hook.fn(**_accepted(hook.fn, payload))
-            except BaseException as exc:  # a plugin bug: reported, never raised into the turn
-                box["error"] = exc
-
-        thread = threading.Thread(target=run, name=f"herald-hook-{hook.event}", daemon=True)
-        thread.start()
-        thread.join(self.timeout)
-        if thread.is_alive():
+        outcome = run_limited(hook.fn, payload, self.timeout, name=f"herald-hook-{hook.event}")
+        if outcome.timed_out:
             self._report(
                 hook,
                 "timeout",
@@ -151,8 +141,8 @@ class HookRunner:
                 notify,
             )
             return False, None
-        if "error" in box:
-            exc = box["error"]
+        if outcome.error is not None:
+            exc = outcome.error
             log.debug("hook %s raised", hook.label, exc_info=exc)
             self._report(
                 hook,
@@ -162,7 +152,7 @@ class HookRunner:
                 notify,
             )
             return False, None
-        return True, box.get("value")
+        return True, outcome.value
 
     def _report(self, hook: Hook, kind: str, message: str, notify: Notify | None) -> None:
         log.warning("%s", message)
@@ -187,6 +177,34 @@ def with_context(api_text: str, contexts: list[str]) -> str:
         return api_text
     body = "\n\n".join(contexts)
     return f"{api_text}\n\n{CONTEXT_OPEN}\n{body}\n{CONTEXT_CLOSE}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    value: Any = None
+    error: BaseException | None = None
+    timed_out: bool = False
+
+
+def run_limited(
+    fn: Callable[..., Any], payload: dict[str, Any], timeout: float, *, name: str
+) -> Outcome:
+    """``fn`` with the payload keys it accepts, on a daemon thread, waited for at most
+    `timeout` seconds (a plugin's code: it may raise or hang, and neither reaches us)."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(**_accepted(fn, payload))
+        except BaseException as exc:  # a plugin bug: reported by the caller, never raised
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        return Outcome(timed_out=True)
+    return Outcome(box.get("value"), box.get("error"))
 
 
 def _text(value: Any) -> bool:
@@ -214,6 +232,8 @@ __all__ = [
     "Deny",
     "Hook",
     "HookRunner",
+    "Outcome",
     "check_event",
+    "run_limited",
     "with_context",
 ]

@@ -9,10 +9,9 @@ answer saying so, never a crash of the surface.
 from __future__ import annotations
 
 import logging
-import threading
 from typing import TYPE_CHECKING, Any
 
-from herald.plugins.hooks import _accepted
+from herald.plugins.hooks import run_limited
 
 if TYPE_CHECKING:
     from herald.plugins.loader import PluginSet
@@ -28,26 +27,16 @@ def answer_slash_command(
     if command is None:
         return None
     payload: dict[str, Any] = {"arg": arg, "session_id": session_id, "surface": surface}
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = command.handler(**_accepted(command.handler, payload))
-        except Exception as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=run, name=f"herald-slash-{name}", daemon=True)
-    thread.start()
     limit = plugins.hooks.timeout
-    thread.join(limit)
-    if thread.is_alive():
+    outcome = run_limited(command.handler, payload, limit, name=f"herald-slash-{name}")
+    if outcome.timed_out:
         log.warning("/%s of plugin %s ran past %s s", name, command.plugin, limit)
         return f"/{name} (plugin {command.plugin}) did not answer within {limit:g} s."
-    if "error" in box:
-        exc = box["error"]
+    if outcome.error is not None:
+        exc = outcome.error
         log.warning("/%s of plugin %s failed", name, command.plugin, exc_info=exc)
         return f"/{name} (plugin {command.plugin}) failed: {type(exc).__name__}: {exc}"
-    value = box.get("value")
+    value = outcome.value
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
