@@ -227,3 +227,11 @@ def register(ctx):
     agent.run_turn("hello there, what do you recall?")
     said = " ".join(statuses)
     assert "memory provider 'shared' of plugin 'beta' refused: plugin 'alpha'" in said
+
+
+def test_registering_what_plugin_yaml_does_not_list_is_noted(make_agent, fake_llm, tmp_path):
+    write_plugin(tmp_path / "home" / "plugins", "good", GOOD, provides=["hooks"])
+    fake_llm.enqueue(Reply.text("ok"))
+    agent, statuses = _agent(make_agent, ["good"])
+    agent.run_turn("hi")
+    assert any("'good' registers tools but its plugin.yaml `provides`" in s for s in statuses)

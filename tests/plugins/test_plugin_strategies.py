@@ -185,3 +185,37 @@ def test_project_plugins_need_opt_in_and_win_over_user_ones(make_agent, fake_llm
         ).run_turn("which?")
         tool = [m for m in fake_llm.model_requests()[1].messages if m["role"] == "tool"][-1]
         assert tool["content"] == expected
+
+
+COMPRESS = """
+def register(ctx):
+    log = ctx.storage / "compressed.txt"
+    ctx.register_hook(
+        "on_compress", lambda archived: log.write_text(str(archived)), priority=1
+    )
+"""
+
+
+def test_on_compress_sees_the_compression(make_agent, fake_llm, tmp_path: Path):
+    write_plugin(tmp_path / "home" / "plugins", "watcher", COMPRESS)
+    rounds = {"n": 0}
+
+    def handler(req):
+        if req.system and req.system.startswith("You compress the history"):
+            return Reply.text("## Goal\nsummary")
+        if req.messages[-1]["role"] == "user":
+            rounds["n"] = 0
+        if rounds["n"] < 6:
+            rounds["n"] += 1
+            todo = {"id": str(rounds["n"]), "content": "w" * 1500, "status": "completed"}
+            return Reply.tool_call("todo", {"todos": [todo]})
+        return Reply.text("done")
+
+    fake_llm.set_handler(handler)
+    agent = make_agent(config={"plugins": {"enabled": ["watcher"]}})
+    agent.run_turn("six steps")
+    assert agent.compress_now()
+    archived = int(
+        (tmp_path / "home" / "plugins" / ".data" / "watcher" / "compressed.txt").read_text()
+    )
+    assert archived > 0

@@ -274,6 +274,12 @@ def _merge(
 ) -> None:
     name = candidate.name
     plugins.loaded[name] = LoadedPlugin(name, candidate.source, candidate.where, manifest, got)
+    undeclared = _undeclared(got, list(manifest.provides))
+    if undeclared:
+        plugins.note(
+            f"plugin {name!r} registers {', '.join(undeclared)} but its plugin.yaml `provides` "
+            "does not list them; add them so `herald plugins info` tells the truth"
+        )
     plugins.tools.extend(got.tools)
     plugins.hooks.hooks = (*plugins.hooks.hooks, *got.hooks)
     for table, what in (
@@ -295,6 +301,25 @@ def _merge(
                 continue
             mine[key] = value
     _install_strategies(plugins, name, got)
+
+
+def _undeclared(got: Contributions, provides: list[str]) -> list[str]:
+    """The `provides` kinds a plugin registered without listing them (none are checked
+    when it lists nothing)."""
+    if not provides:
+        return []
+    present = {
+        "tools": bool(got.tools),
+        "hooks": bool(got.hooks),
+        "commands": bool(got.commands),
+        "slash_commands": bool(got.slash_commands),
+        "platforms": bool(got.platforms),
+        "memory_provider": bool(got.memory_providers),
+        "context_engine": bool(got.context_engines),
+        "model_provider": bool(got.model_providers),
+    }
+    listed = set(provides) | ({"tools"} if "toolsets" in provides else set())
+    return [kind for kind, here in present.items() if here and kind not in listed]
 
 
 def _install_strategies(plugins: PluginSet, name: str, got: Contributions) -> None:
