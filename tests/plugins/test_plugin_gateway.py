@@ -31,6 +31,7 @@ def register(ctx):
 
     ctx.register_platform("pigeon", lambda config: Pigeon(config.get("greeting", "coo")))
     ctx.register_slash_command("ping", lambda arg: f"pong {arg}".strip(), help="answer pong")
+    ctx.register_slash_command("where", lambda session_id: f"session {session_id}")
     ctx.register_hook("on_message_received", lambda text, platform: remember(dir="in", text=text))
     ctx.register_hook("on_message_sent", lambda text: remember(dir="out", text=text))
 """
@@ -69,6 +70,8 @@ async def test_a_plugin_platform_receives_and_sends(tmp_path: Path, fake_llm) ->
         assert result.status == "replied" and pigeon.texts() == ["Hello over pigeon."]
         ping = await pigeon.inject("/ping now")
         assert ping.text == "pong now" and pigeon.texts()[-1] == "pong now"
+        where = await pigeon.inject("/where")
+        assert where.text == f"session {result.session_id}"
         helped = await pigeon.inject("/help")
         assert "/ping [ARG]" in helped.text and "answer pong" in helped.text
     finally:

@@ -44,6 +44,9 @@ def test_a_plugin_tool_is_called_and_a_hook_adds_context(make_agent, fake_llm, t
     assert "<plugin-context>\nthe user wrote 16 chars\n</plugin-context>" in user
     assert "plugin-context" not in first.system and "16 chars" not in first.system
     # The stored message is what the user typed; the context rode on the API copy only.
+    from herald.toolbox import default_registry
+
+    assert default_registry().get("weather") is None  # on this agent's overlay only
     stored = agent.store.get_messages(result.session_id)
     assert next(m for m in stored if m.role == "user").content == "weather in Oslo?"
 

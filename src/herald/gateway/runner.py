@@ -286,7 +286,9 @@ class GatewayRunner:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self.executor,
-            lambda: answer_slash_command(plugins, name, arg, session_id=None, surface="gateway"),
+            lambda: answer_slash_command(
+                plugins, name, arg, session_id=self.sessions.session_id(slot.key), surface="gateway"
+            ),
         )
 
     async def _when_busy(self, slot: SessionSlot, item: WorkItem) -> DispatchResult:
