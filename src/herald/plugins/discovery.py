@@ -110,7 +110,8 @@ def _directory_plugins(source: Source, root: Path | None) -> list[Candidate]:
             )
         elif not (path / "__init__.py").is_file():
             problem = f"{path} has no __init__.py with a register(ctx) function"
-        out.append(Candidate(manifest.name, source, path=path, manifest=manifest, problem=problem))
+        # Named by its directory: that is the name a user enables and sees in messages.
+        out.append(Candidate(path.name, source, path=path, manifest=manifest, problem=problem))
     return out
 
 
