@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from plugin_support import write_plugin
 
 from herald.engine.callbacks import TurnCallbacks
@@ -42,6 +43,10 @@ def test_a_plugin_context_engine_is_chosen_by_config(make_agent, fake_llm, tmp_p
     fake_llm.enqueue(Reply.text("still ok"))
     plain = make_agent(config={"plugins": {"enabled": ["tinyctx"]}})
     assert type(plain.context_engine).__name__ == "CompressorEngine"  # the built-in stays
+    from herald.context import UnknownContextEngineError
+
+    with pytest.raises(UnknownContextEngineError, match="unknown context engine 'tiny'"):
+        make_agent(config={"context": {"engine": "tiny"}})  # without the plugin: not offered
 
 
 TRANSPORT = """

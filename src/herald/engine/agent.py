@@ -21,6 +21,7 @@ from herald.context import (
     ContextEngine,
     TokenAccountant,
     create_engine,
+    engine_names,
     resolve_context_window,
 )
 from herald.engine.budget import IterationBudget
@@ -451,6 +452,7 @@ class Agent:
         )
         return create_engine(
             config.context.engine,
+            plugin_engines=self._plugins.context_engine_factories(engine_names()),
             config=config.context,
             context_window=window,
             summarizer=self._summarize,

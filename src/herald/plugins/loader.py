@@ -108,6 +108,20 @@ class PluginSet:
 
         return PluginToolOverlay.build(registry, self) if self.tools else registry.overlay()
 
+    def context_engine_factories(self, builtin: list[str]) -> dict[str, Any]:
+        """The plugins' context engines for `create_engine`; one named like a built-in
+        engine is refused (the built-in wins) and said once."""
+        out: dict[str, Any] = {}
+        for key, registered in self.context_engines.items():
+            if key in builtin:
+                self.note(
+                    f"context engine {key!r} of plugin {registered.plugin!r} refused: Herald "
+                    "has a built-in engine of that name; the plugin must use another name"
+                )
+                continue
+            out[key] = registered.factory
+        return out
+
     def memory_provider(self, config: HeraldConfig) -> Any | None:
         """A new instance of the provider ``memory.provider`` names, if a plugin has it."""
         chosen = config.memory.provider
@@ -323,23 +337,11 @@ def _undeclared(got: Contributions, provides: list[str]) -> list[str]:
 
 
 def _install_strategies(plugins: PluginSet, name: str, got: Contributions) -> None:
-    """Context engines and transports go on their (process-wide, chosen-by-config)
-    registries; a name a built-in already has is refused."""
-    from herald.context import engine_names, register_engine
+    """Transports go on the providers' registry by api mode (chosen in config); a
+    built-in api mode is refused. Context engines stay on the set: each agent offers
+    its own plugins' engines to `create_engine` (see `PluginSet.context_engine_factories`)."""
     from herald.providers import register_transport, transport_modes
 
-    for key, registered in got.context_engines.items():
-        if plugins.context_engines.get(key) is not registered:
-            continue
-        if key in engine_names() and not getattr(_ENGINE_OWNERS.get(key), "plugin", None):
-            plugins.note(
-                f"context engine {key!r} of plugin {name!r} refused: Herald has a built-in "
-                "engine of that name; the plugin must use another name"
-            )
-            del plugins.context_engines[key]
-            continue
-        _ENGINE_OWNERS[key] = registered
-        register_engine(key, registered.factory)
     for key, registered in got.model_providers.items():
         if plugins.model_providers.get(key) is not registered:
             continue
@@ -351,9 +353,6 @@ def _install_strategies(plugins: PluginSet, name: str, got: Contributions) -> No
             del plugins.model_providers[key]
             continue
         register_transport(key, registered.factory)
-
-
-_ENGINE_OWNERS: dict[str, Registered] = {}
 
 
 def _one_line(exc: Exception) -> str:
