@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from plugin_support import write_plugin
 
 from herald.config import HeraldConfig, HeraldHome
@@ -46,3 +47,28 @@ def test_broken_manifests_are_named_with_the_fix(tmp_path: Path):
     assert "plugin.yaml names 'other' but the directory is 'mismatch'" in messages["mismatch"]
     assert "cannot read" in messages["badyaml"] and "fix plugin.yaml" in messages["badyaml"]
     assert "no __init__.py with a register(ctx) function" in messages["nocode"]
+
+
+@pytest.mark.parametrize("name", ["demo", "My-Plugin"])
+def test_the_skeleton_loads_and_its_own_test_passes(tmp_path: Path, name: str):
+    import subprocess
+    import sys
+
+    from herald.plugins.skeleton import write_skeleton
+
+    home = HeraldHome(tmp_path / "home").ensure()
+    path = write_skeleton(home.plugins_dir, name)
+    loaded = load_plugins(_config(enabled=[name]), home)
+    assert name in loaded.loaded and not loaded.messages()
+    func = name.replace("-", "_").lower()
+    assert [t.name for t in loaded.tools] == [f"{func}_echo"]
+    hook = loaded.hooks.context_for(user_text=f"what does {name} do?")
+    assert hook == [f"The {name} plugin is installed; its tool is {func}_echo."]
+    test = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=path,
+    )
+    assert test.returncode == 0, test.stdout + test.stderr

@@ -37,7 +37,7 @@ def {func}_echo(ctx: ToolContext, text: str, times: int = 1) -> str:
 
 def add_context(user_text: str) -> str | None:
     """pre_llm_call: text returned here rides on the user message sent to the model."""
-    if "{name}" in user_text.lower():
+    if "{lname}" in user_text.lower():
         return "The {name} plugin is installed; its tool is {func}_echo."
     return None
 
@@ -93,7 +93,9 @@ def write_skeleton(root: Path, name: str) -> Path:
     path.mkdir(parents=True)
     func = name.replace("-", "_").lower()
     (path / "plugin.yaml").write_text(MANIFEST_TEXT.format(name=name), encoding="utf-8")
-    (path / "__init__.py").write_text(INIT_TEXT.format(name=name, func=func), encoding="utf-8")
+    (path / "__init__.py").write_text(
+        INIT_TEXT.format(name=name, func=func, lname=name.lower()), encoding="utf-8"
+    )
     test = path / "test_plugin.py"
     test.write_text(TEST_TEXT.format(name=name, func=func, path=test), encoding="utf-8")
     return path
