@@ -94,12 +94,15 @@ class Agent:
         tool_context = ToolContext(
             home=home, config=config, secrets=secrets, surface=options.source, store=store
         )
-        # The agent's own tools (a memory provider's, its plugins') live on this overlay,
-        # never on the shared registry another profile's agent reads.
         from herald.plugins import plugins_for
 
+        # The enabled plugins; their tools sit under this agent's overlay, appended after
+        # the built-ins (never on the process registry another profile's agent reads).
         self._plugins = plugins_for(config, home, secrets, cwd=options.cwd)
-        tools = self._plugins.overlay(registry)
+        registry = self._plugins.tool_registry(registry)
+        # The agent's own tools (a memory provider's) live on this overlay, never on
+        # the shared registry another profile's agent reads.
+        tools = registry.overlay()
         context_engine = self._create_context_engine(config, client)
         runtime = SessionRuntime(
             config=config,

@@ -100,13 +100,13 @@ class PluginSet:
             self._announced.update(fresh)
         return fresh
 
-    def overlay(self, registry: ToolRegistry) -> ToolRegistry:
-        """`registry`'s per-agent overlay with the plugin tools on it (offered after the
-        bundle's tools, sorted; a name taken by a built-in or an earlier plugin tool
-        becomes ``<plugin>__<tool>``)."""
+    def tool_registry(self, registry: ToolRegistry) -> ToolRegistry:
+        """`registry` with the plugin tools over it (offered after the bundle's tools,
+        sorted; a name taken by a built-in or an earlier plugin tool becomes
+        ``<plugin>__<tool>``); `registry` itself when there are none or it has them."""
         from herald.plugins.tools import PluginToolOverlay
 
-        return PluginToolOverlay.build(registry, self) if self.tools else registry.overlay()
+        return PluginToolOverlay.build(registry, self) if self.tools else registry
 
     def context_engine_factories(self, builtin: list[str]) -> dict[str, Any]:
         """The plugins' context engines for `create_engine`; one named like a built-in

@@ -44,11 +44,11 @@ class PluginToolOverlay(ToolOverlay):
         self._plugin_names = tuple(sorted(s.name for s in specs))
 
     @classmethod
-    def build(cls, base: ToolRegistry, plugins: PluginSet) -> PluginToolOverlay:
+    def build(cls, base: ToolRegistry, plugins: PluginSet) -> ToolRegistry:
         node: ToolRegistry | None = base
         while node is not None:  # a forked agent's registry has the plugin tools already
             if isinstance(node, PluginToolOverlay):
-                return cls(base, [])
+                return base
             node = getattr(node, "base", None)
         taken = set(base.names())
         specs: list[ToolSpec] = []
@@ -72,9 +72,6 @@ class PluginToolOverlay(ToolOverlay):
 
     def appended_tool_names(self) -> tuple[str, ...]:
         return tuple(sorted({*self.base.appended_tool_names(), *self._plugin_names}))
-
-    def overlay(self) -> ToolOverlay:
-        return ToolOverlay(self)
 
 
 __all__ = ["PluginToolOverlay", "namespaced"]
