@@ -15,6 +15,7 @@ from herald.cli import (
     kanban_cmd,
     mcp_cmd,
     pairing_cmd,
+    plugins_cmd,
     sandbox_cmd,
     sessions_cmd,
     skills_cmd,
@@ -47,6 +48,7 @@ app.add_typer(mcp_cmd.app, name="mcp")
 app.command("acp")(mcp_cmd.acp)
 app.add_typer(sandbox_cmd.app, name="sandbox")
 app.add_typer(cron_cmd.app, name="cron")
+app.add_typer(plugins_cmd.app, name="plugins")
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 
@@ -126,5 +128,7 @@ def run() -> None:
     from herald.cli.invocation import hoist_global_options, tidy_help
 
     command = typer.main.get_command(app)
+    argv = hoist_global_options(sys.argv[1:])
+    plugins_cmd.mount_plugin_commands(command, argv)  # only for a name Herald does not know
     tidy_help(command)
-    command(args=hoist_global_options(sys.argv[1:]))
+    command(args=argv)

@@ -143,6 +143,9 @@ def run_checks(profile: str | None, *, offline: bool) -> list[Check]:
     checks.append(check_state(home))
     if config is not None:
         checks += check_provider(home, config, offline=offline)
+        from herald.cli.plugins_cmd import check_plugins
+
+        checks += check_plugins(home, config)
     checks.append(check_local_model(config))
     checks += check_optional_parts()
     return checks

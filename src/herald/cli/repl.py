@@ -7,6 +7,7 @@ Ctrl-C twice at an empty prompt leaves. Replies stream as they arrive.
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING
 
@@ -161,6 +162,8 @@ class Repl:
         if parsed is not None:
             name, arg = parsed
             command = COMMANDS.get(name)
+            if command is None and self._plugin_command(name, arg):
+                return
             if command is None:
                 expanded = expand_skill_command(self.settings, text, tuple(COMMANDS))
                 if expanded is not None:
@@ -181,6 +184,25 @@ class Repl:
             self._status("queued; it runs when this turn ends (/steer to redirect it now)")
             return
         self.start_turn(text)
+
+    def _plugins(self):
+        from herald.plugins import plugins_for
+
+        return plugins_for(
+            self.settings.config, self.settings.home, self.settings.secrets, cwd=os.getcwd()
+        )
+
+    def _plugin_command(self, name: str, arg: str) -> bool:
+        """A plugin's ``/name``: answered here (True), or no plugin has it (False)."""
+        from herald.plugins.slash import answer_slash_command
+
+        answer = answer_slash_command(
+            self._plugins(), name, arg, session_id=self.agent.session_id, surface="cli"
+        )
+        if answer is None:
+            return False
+        self._print(answer)
+        return True
 
     def on_ctrl_c(self) -> bool:
         """True when the REPL should leave (a second Ctrl-C at an idle, empty prompt)."""
@@ -253,7 +275,9 @@ class Repl:
 
 
 def _cmd_help(repl: Repl, _arg: str) -> None:
-    for line in help_lines("cli"):
+    from herald.plugins.slash import slash_help_lines
+
+    for line in help_lines("cli") + slash_help_lines(repl._plugins()):
         repl._print(f"  {line}")
 
 

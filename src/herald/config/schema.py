@@ -19,6 +19,7 @@ from herald.config.schema_kanban import KanbanConfig
 from herald.config.schema_learning import LearningConfig
 from herald.config.schema_mcp import McpConfig
 from herald.config.schema_memory import MemoryConfig
+from herald.config.schema_plugins import PluginsConfig
 from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
 from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
@@ -57,6 +58,11 @@ class ModelConfig(StrictModel):
     )
     fallbacks: list[FallbackEntry] = Field(default_factory=list)
     local_path: str | None = Field(None, description="GGUF file for the local provider")
+    api_mode: str | None = Field(
+        None,
+        description="custom provider: the API shape, e.g. one a plugin's model provider adds; "
+        "unset = chat_completions",
+    )
 
 
 class AuxiliaryConfig(StrictModel):
@@ -166,6 +172,7 @@ class HeraldConfig(StrictModel):
     mcp: McpConfig = Field(default_factory=McpConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -4,7 +4,6 @@ holographic fact store and session search."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field
 
@@ -47,8 +46,10 @@ class MemoryConfig(StrictModel):
     max_consecutive_failures: int = Field(
         3, ge=1, description="failed memory writes in a row before the tool stops for the turn"
     )
-    provider: Literal["holographic"] | None = Field(
-        None, description="the external memory provider; unset = built-in memory only"
+    provider: str | None = Field(
+        None,
+        description="the external memory provider (holographic, or one a plugin registers); "
+        "unset = built-in memory only",
     )
     prefetch_timeout_seconds: float = Field(
         3.0, gt=0, description="how long a turn waits for recall before going on without it"

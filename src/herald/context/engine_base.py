@@ -98,14 +98,18 @@ class UnknownContextEngineError(ValueError):
     pass
 
 
-def create_engine(name: str, **deps: Any) -> ContextEngine:
+def create_engine(
+    name: str, *, plugin_engines: dict[str, EngineFactory] | None = None, **deps: Any
+) -> ContextEngine:
     """Build the engine named by `context.engine`, passing only the dependencies its
-    factory accepts."""
-    factory = _ENGINES.get(name)
+    factory accepts. `plugin_engines` are one agent's extra choices (its plugins');
+    a built-in of the same name wins."""
+    extra = plugin_engines or {}
+    factory = _ENGINES.get(name) or extra.get(name)
     if factory is None:
         raise UnknownContextEngineError(
             f"unknown context engine {name!r} (context.engine); available: "
-            f"{', '.join(engine_names()) or 'none'}"
+            f"{', '.join(sorted({*engine_names(), *extra})) or 'none'}"
         )
     params = inspect.signature(factory).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):

@@ -23,6 +23,7 @@ from herald.context import (
     ContextEngine,
     TokenAccountant,
     create_engine,
+    engine_names,
     resolve_context_window,
 )
 from herald.engine.budget import IterationBudget
@@ -96,6 +97,12 @@ class Agent:
         tool_context = ToolContext(
             home=home, config=config, secrets=secrets, surface=options.source, store=store
         )
+        from herald.plugins import plugins_for
+
+        # The enabled plugins; their tools sit under this agent's overlay, appended after
+        # the built-ins (never on the process registry another profile's agent reads).
+        self._plugins = plugins_for(config, home, secrets, cwd=options.cwd)
+        registry = self._plugins.tool_registry(registry)
         # The agent's own tools (a memory provider's) live on this overlay, never on
         # the shared registry another profile's agent reads.
         tools = registry.overlay()
@@ -113,10 +120,13 @@ class Agent:
             accountant=TokenAccountant(),
             tool_context=tool_context,
             state=SessionState(client=client, identity=client.identity()),
+            hooks=self._plugins.hooks,
         )
         runtime.select_tools()  # raises ToolsetError (naming the known ones) early
         tool_context.environment = _create_environment(config, secrets, options)
         self.runtime = dataclasses.replace(runtime, memory=self._create_memory(runtime))
+        for message in self._plugins.unannounced():  # disabled plugins, clashes: said once
+            self.callbacks.status(message)
         if config.approvals.mode == "smart":  # the auxiliary model reviews risky commands first
             tool_context.judge = self._judge
         if session_id is not None:
@@ -442,7 +452,9 @@ class Agent:
         from herald.memory import MemoryManager, MemoryProviderError
 
         try:
-            manager = MemoryManager(rt.home, rt.config, rt.secrets)
+            manager = MemoryManager(
+                rt.home, rt.config, rt.secrets, provider=self._plugins.memory_provider(rt.config)
+            )
             manager.register_provider_tools(rt.tools)
         except MemoryProviderError as exc:
             self.callbacks.status(f"memory provider unavailable: {exc}")
@@ -469,6 +481,7 @@ class Agent:
         )
         return create_engine(
             config.context.engine,
+            plugin_engines=self._plugins.context_engine_factories(engine_names()),
             config=config.context,
             context_window=window,
             summarizer=self._summarize,
@@ -535,6 +548,8 @@ class Agent:
         if environment is not None:
             environment.close()
         self.context_engine.on_session_end()
+        if self.session_id is not None:
+            self.runtime.hooks.emit("on_session_end", session_id=self.session_id)
         if self.memory is not None:
             self.memory.shutdown()
 

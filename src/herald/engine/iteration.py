@@ -45,6 +45,13 @@ def run_iterations(ctx: TurnContext, turn: TurnState) -> None:
             return
         response = outcome.response
         take_response(ctx.transcript, response)
+        ctx.hooks.emit(
+            "post_llm_call",
+            ctx.callbacks.status,
+            session_id=ctx.session_id,
+            text=response.text or "",
+            tool_calls=[call.name for call in response.tool_calls],
+        )
         if not response.tool_calls:
             # A cut-short answer (output limit, content filter) ends with its reason.
             reason = outcome.exit_reason or ExitReason.TEXT_RESPONSE

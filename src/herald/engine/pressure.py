@@ -72,6 +72,9 @@ def compress_history(ctx: TurnContext, *, focus: str | None = None, force: bool 
     else:
         ctx.callbacks.status(f"compressed the conversation ({archived} messages archived)")
     log.info("session %s compressed: %d rows archived", ctx.session.id, archived)
+    ctx.hooks.emit(
+        "on_compress", ctx.callbacks.status, session_id=ctx.session.id, archived=archived
+    )
     return True
 
 

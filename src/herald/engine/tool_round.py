@@ -63,9 +63,37 @@ def _run_one(ctx: TurnContext, call: ToolCall) -> ToolResult:
     cb = ctx.callbacks
     if cb.on_tool_start is not None:
         cb.on_tool_start(call.name, call.arguments)
-    result = ctx.tools.dispatch(call.name, call.arguments, ctx.tool_context)
+    result = _dispatch_with_hooks(ctx, call)
     if cb.on_tool_end is not None:
         cb.on_tool_end(call.name, result.content, result.is_error)
+    return result
+
+
+def _dispatch_with_hooks(ctx: TurnContext, call: ToolCall) -> ToolResult:
+    """The plugins' pre_tool_call hooks may refuse a call (the model is told why); they
+    cannot approve one — the approval layer runs inside the tool, after them."""
+    if not ctx.hooks:
+        return ctx.tools.dispatch(call.name, call.arguments, ctx.tool_context)
+    from herald.tools import parse_arguments
+
+    try:
+        args = parse_arguments(call.arguments)
+    except ValueError:
+        args = {}
+    denial = ctx.hooks.tool_denial(call.name, args, ctx.callbacks.status)
+    if denial is not None:
+        ctx.callbacks.status(f"{call.name}: {denial}")
+        result = ToolResult(sanitize_error(f"{call.name} was not run: {denial}"), True)
+    else:
+        result = ctx.tools.dispatch(call.name, call.arguments, ctx.tool_context)
+    ctx.hooks.emit(
+        "post_tool_call",
+        ctx.callbacks.status,
+        name=call.name,
+        args=args,
+        result=result.content,
+        is_error=result.is_error,
+    )
     return result
 
 

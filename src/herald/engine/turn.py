@@ -56,9 +56,16 @@ def prologue(ctx: TurnContext) -> None:
     recall = ctx.memory.begin_turn(text) if ctx.memory is not None else None
     if recall is not None:
         ctx.callbacks.status(recall.indicator)
-    ctx.transcript.append(
-        {"role": "user", "content": text}, api_content=api_content_for(text, recall)
-    )
+    api_content = api_content_for(text, recall)
+    if ctx.hooks:  # plugin context rides on the API copy too, never on the system prompt
+        from herald.plugins.hooks import with_context
+
+        notify = ctx.callbacks.status
+        ctx.hooks.session_started(ctx.session_id, notify)
+        contexts = ctx.hooks.context_for(notify, user_text=text, session_id=ctx.session_id)
+        if contexts:
+            api_content = with_context(api_content or text, contexts)
+    ctx.transcript.append({"role": "user", "content": text}, api_content=api_content)
     relieve_pressure(ctx)  # preflight: a resumed or grown session may be too big
 
 
@@ -83,6 +90,14 @@ def finalize(ctx: TurnContext, turn: TurnState) -> tuple[TurnResult, Background]
         if ctx.memory is not None:
             ctx.memory.sync_turn(ctx.user_text, turn.final_text)
         curator = maybe_curate(ctx.runtime)
+    ctx.hooks.emit(
+        "on_turn_complete",
+        ctx.callbacks.status,
+        session_id=ctx.session_id,
+        user_text=ctx.user_text,
+        final_text=turn.final_text,
+        exit_reason=turn.exit_reason.value,
+    )
     result = TurnResult(
         final_text=turn.final_text,
         exit_reason=turn.exit_reason,

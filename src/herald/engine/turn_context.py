@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from herald.plugins.hooks import NO_HOOKS, HookRunner
+
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.context import ContextEngine, TokenAccountant
@@ -61,6 +63,7 @@ class SessionRuntime:
     tool_context: ToolContext  # the session's; each turn works on a copy
     state: SessionState
     memory: MemoryManager | None = None
+    hooks: HookRunner = NO_HOOKS  # the enabled plugins' hooks (none by default)
 
     def select_tools(self) -> ToolSelection:
         """The tools this session offers now (a pure read: nothing is stored)."""
@@ -159,6 +162,10 @@ class TurnContext:
     @property
     def memory(self) -> MemoryManager | None:
         return self.runtime.memory
+
+    @property
+    def hooks(self) -> HookRunner:
+        return self.runtime.hooks
 
 
 __all__ = [

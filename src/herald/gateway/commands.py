@@ -27,7 +27,10 @@ COMMANDS = {c.name: c for c in commands_for("gateway")}
 
 
 async def cmd_help(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
-    return "Commands:\n" + "\n".join(help_lines("gateway"))
+    from herald.plugins.slash import slash_help_lines
+
+    extra = slash_help_lines(runner.plugins_for(slot.profile))
+    return "Commands:\n" + "\n".join(help_lines("gateway") + extra)
 
 
 async def cmd_stop(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:

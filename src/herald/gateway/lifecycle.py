@@ -246,7 +246,42 @@ def load_adapters(
         except Exception as exc:  # a bad token, a missing secret: say which platform
             log.error("platform %s cannot start: %s", name, exc)
             problems.append(f"{name}: {exc}")
+    _plugin_adapters(settings, extras, adapters, problems)
     return adapters, problems
+
+
+def _plugin_adapters(
+    settings: Settings,
+    extras: dict[str, Any] | None,
+    adapters: list[PlatformAdapter],
+    problems: list[str],
+) -> None:
+    """The platforms enabled plugins register; each gets its plugins.config section."""
+    from herald.plugins import plugins_for
+
+    plugins = plugins_for(
+        settings.config,
+        settings.home,
+        settings.secrets,
+        cwd=settings.config.gateway.cwd or os.getcwd(),
+    )
+    for name, registered in plugins.platforms.items():
+        if any(a.name == name for a in adapters):
+            problems.append(
+                f"{name}: plugin {registered.plugin!r} clashes with a built-in platform"
+            )
+            continue
+        offered = {
+            "settings": settings,
+            "home": settings.home,
+            "config": settings.config.plugins.config.get(registered.plugin, {}),
+            **(extras or {}),
+        }
+        try:
+            adapters.append(registered.factory(**_accepted_kwargs(registered.factory, offered)))
+        except Exception as exc:  # a plugin's bug: that platform only
+            log.error("platform %s (plugin %s) cannot start: %s", name, registered.plugin, exc)
+            problems.append(f"{name} (plugin {registered.plugin}): {exc}")
 
 
 def _accepted_kwargs(fn: Any, kwargs: dict[str, Any]) -> dict[str, Any]:

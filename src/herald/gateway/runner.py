@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from herald.engine.commands import parse_command
 from herald.gateway import pipeline
@@ -191,6 +192,14 @@ class GatewayRunner:
         except UnservedProfileError as exc:
             log.warning("%s", exc)
             return await self._say(adapter, event, DispatchResult("error", f"⚠️ {exc}."))
+        await self._emit(
+            profile,
+            "on_message_received",
+            platform=event.platform,
+            chat_id=event.chat_id,
+            user_id=event.user_id,
+            text=event.text,
+        )
         reply_key = pipeline.reply_key(event)
         if self._seen(reply_key):
             log.info("ignoring a repeated delivery of %s", reply_key)
@@ -234,6 +243,11 @@ class GatewayRunner:
     ) -> DispatchResult:
         spec = COMMANDS.get(name)
         if spec is None:
+            text = await self._plugin_command(slot, name, arg)
+            if text is not None:
+                return await self._say(
+                    item.adapter, item.event, DispatchResult("command", text), item.key
+                )
             text = f"Unknown command /{name}; /help lists the commands."
             return await self._say(
                 item.adapter, item.event, DispatchResult("command", text), item.key
@@ -249,6 +263,33 @@ class GatewayRunner:
             return await item.future
         text = await HANDLERS[name](self, slot, item, arg)
         return await self._say(item.adapter, item.event, DispatchResult("command", text), item.key)
+
+    def plugins_for(self, profile: str) -> Any:
+        """The plugin set of a served profile (loaded on first use)."""
+        from herald.plugins import plugins_for
+
+        settings = self.settings_for(profile)
+        return plugins_for(
+            settings.config,
+            settings.home,
+            settings.secrets,
+            cwd=settings.config.gateway.cwd or os.getcwd(),
+        )
+
+    async def _plugin_command(self, slot: SessionSlot, name: str, arg: str) -> str | None:
+        """A plugin's ``/name`` answered off the event loop; None if no plugin has it."""
+        from herald.plugins.slash import answer_slash_command
+
+        plugins = self.plugins_for(slot.profile)
+        if name not in plugins.slash_commands:
+            return None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self.executor,
+            lambda: answer_slash_command(
+                plugins, name, arg, session_id=self.sessions.session_id(slot.key), surface="gateway"
+            ),
+        )
 
     async def _when_busy(self, slot: SessionSlot, item: WorkItem) -> DispatchResult:
         turn = slot.turn
@@ -381,7 +422,22 @@ class GatewayRunner:
         result.text = redact(result.text)
         if adapter.push_replies and result.text:
             await self.deliverer.deliver(adapter, target_of(event), result.text, key=key)
+        if result.text:
+            await self._emit(
+                self.default_profile,
+                "on_message_sent",
+                platform=event.platform,
+                chat_id=event.chat_id,
+                text=result.text,
+            )
         return result
+
+    async def _emit(self, profile: str, hook: str, **payload: Any) -> None:
+        """A gateway hook of the profile's plugins, run off the event loop."""
+        hooks = self.plugins_for(profile).hooks
+        if hooks:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self.executor, lambda: hooks.emit(hook, **payload))
 
     # ---- for adapters and the lifecycle ---------------------------------------------------
 

@@ -250,6 +250,12 @@ def load_configured_provider(config: HeraldConfig) -> MemoryProvider | None:
     name = config.memory.provider
     if name is None:
         return None
+    if name not in PROVIDERS:
+        raise MemoryProviderError(
+            f"memory.provider is {name!r}, which is neither built in ({', '.join(PROVIDERS)}) "
+            "nor registered by an enabled plugin; enable the plugin (plugins.enabled) or "
+            "unset memory.provider"
+        )
     module_name, class_name = PROVIDERS[name]
     try:
         module = importlib.import_module(module_name)

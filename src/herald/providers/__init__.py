@@ -26,10 +26,12 @@ from herald.providers.selection import (
     Selection,
     create_transport,
     detect_provider,
+    register_transport,
     resolve_auxiliary,
     resolve_chain,
     resolve_endpoint,
     resolve_selection,
+    transport_modes,
 )
 
 __all__ = [
@@ -59,10 +61,12 @@ __all__ = [
     "detect_provider",
     "estimate_cost",
     "probe_endpoint",
+    "register_transport",
     "resolve_auxiliary",
     "resolve_chain",
     "resolve_endpoint",
     "resolve_selection",
     "sleep_interruptible",
     "to_provider_error",
+    "transport_modes",
 ]

@@ -127,7 +127,7 @@ def resolve_endpoint(
         # Local servers usually need no key; one named explicitly is required.
         return Endpoint(
             provider,
-            defaults.api_mode,
+            _field(model_cfg, "api_mode") or defaults.api_mode,  # a plugin's API shape
             name,
             base_url.rstrip("/"),
             key_env,
@@ -252,4 +252,24 @@ def create_transport(
                 "model.provider to openai, anthropic, openrouter or custom"
             ) from exc
         return local.create_local_transport(endpoint, timeout=timeout)
+    factory = _PLUGIN_TRANSPORTS.get(endpoint.api_mode)
+    if factory is not None:
+        return factory(endpoint, api_key, timeout=timeout)
     raise ProviderConfigError(f"unsupported api mode {endpoint.api_mode!r}")
+
+
+BUILTIN_API_MODES = ("chat_completions", "anthropic_messages", "local")
+# Transports plugins add for new API shapes (herald.plugins registers them by api mode).
+_PLUGIN_TRANSPORTS: dict[str, Any] = {}
+
+
+def register_transport(api_mode: str, factory: Any) -> None:
+    """``factory(endpoint, api_key, *, timeout) -> ProviderTransport`` for `api_mode`."""
+    if api_mode in BUILTIN_API_MODES:
+        raise ValueError(f"api mode {api_mode!r} is built in")
+    _PLUGIN_TRANSPORTS[api_mode] = factory
+
+
+def transport_modes(*, builtin_only: bool = False) -> tuple[str, ...]:
+    """The api modes `create_transport` can build."""
+    return BUILTIN_API_MODES if builtin_only else (*BUILTIN_API_MODES, *sorted(_PLUGIN_TRANSPORTS))
