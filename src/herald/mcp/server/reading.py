@@ -104,7 +104,19 @@ class HeraldReader:
             raise ToolArgumentError(
                 f"the running gateway does not serve {platform!r} (it serves: {known})"
             )
-        raise ToolArgumentError(
-            f"the running gateway (pid {status.pid}) has no delivery endpoint for outside "
-            "callers yet, so the message was not sent; send it from a chat with Herald instead"
+        # The gateway's courier (it also delivers scheduled jobs' results) sends what is
+        # queued in the outbox through the delivery ledger on its next tick.
+        from herald.cron import CronStore
+
+        with CronStore.for_home(self.settings.home) as outbox:
+            item = outbox.queue("mcp:send_message", None, f"{platform}:{chat_id}", "message", text)
+        every = self.settings.config.cron.tick_seconds
+        return json.dumps(
+            {
+                "queued": True,
+                "id": item.id,
+                "target": f"{platform}:{chat_id}",
+                "note": f"the running gateway (pid {status.pid}) sends it within about "
+                f"{every:g} s and records the delivery in its ledger",
+            }
         )
