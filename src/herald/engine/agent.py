@@ -552,6 +552,7 @@ class Agent:
             self.runtime.hooks.emit("on_session_end", session_id=self.session_id)
         if self.memory is not None:
             self.memory.shutdown()
+        self.runtime.tools.close()
 
 
 def _create_environment(

@@ -91,11 +91,14 @@ def build_agent(
                 provider=provider,
                 title=title_from(first_text) if first_text else None,
             )
+        from herald.mcp import agent_registry
+
         return Agent(
             config=config,
             home=settings.home,
             store=store,
             client=client,
+            registry=agent_registry(settings),  # the built-ins plus configured MCP servers'
             session_id=session_id,
             options=AgentOptions(
                 source=platform,

@@ -213,6 +213,10 @@ class ToolRegistry:
     def _specs(self) -> dict[str, ToolSpec]:
         return self._tools
 
+    def close(self) -> None:
+        """The agent using this registry is done (a per-agent layer releases what it holds,
+        such as MCP server connections); the shared registry has nothing to release."""
+
     def appended_tool_names(self) -> tuple[str, ...]:
         """Tools offered after the bundle's, sorted (an overlay's external tools, e.g. MCP
         servers'); a plain registry has none."""
@@ -381,6 +385,9 @@ class ToolOverlay(ToolRegistry):
 
     def appended_tool_names(self) -> tuple[str, ...]:
         return self.base.appended_tool_names()
+
+    def close(self) -> None:
+        self.base.close()
 
     def dispatch(
         self,
