@@ -105,6 +105,7 @@ def test_every_exit_reason_is_reachable_and_none_is_unknown():
         ExitReason.BUDGET_EXHAUSTED,  # test_parent_budget_exhaustion
         ExitReason.PERSISTENCE_FAILED,  # test_persistence_failure_stops_the_turn
         ExitReason.GUARDRAIL_HALT,  # tests/tools (the guardrail controller)
+        ExitReason.SPEND_LIMIT_REACHED,  # tests/engine/test_spend_governor.py
     }
     assert covered == set(ExitReason) - {ExitReason.UNKNOWN}
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from herald.config.schema_budget import BudgetConfig, ModelPricing
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_cron import CronConfig
 from herald.config.schema_gateway import GatewayConfig
@@ -52,6 +53,9 @@ class ModelConfig(StrictModel):
     stream: bool = True
     fallbacks: list[FallbackEntry] = Field(default_factory=list)
     local_path: str | None = Field(None, description="GGUF file for the local provider")
+    pricing: ModelPricing | None = Field(
+        None, description="USD per million tokens for this model (overrides the built-in table)"
+    )
 
 
 class AuxiliaryConfig(StrictModel):
@@ -63,6 +67,7 @@ class AuxiliaryConfig(StrictModel):
     api_key_env: str | None = None
     max_tokens: int | None = Field(None, gt=0)
     timeout: float | None = Field(None, gt=0)
+    pricing: ModelPricing | None = None
 
 
 log = logging.getLogger(__name__)
@@ -159,6 +164,7 @@ class HeraldConfig(StrictModel):
     kanban: KanbanConfig = Field(default_factory=KanbanConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     cron: CronConfig = Field(default_factory=CronConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -488,7 +488,7 @@ class Agent:
                 model=endpoint.model,
                 api_mode=endpoint.api_mode,
                 kind="summary",
-                cost=estimate_cost(endpoint.provider, endpoint.model, response.usage),
+                cost=estimate_cost(endpoint.provider, endpoint.model, response.usage, self.config),
                 duration_ms=int((time.monotonic() - started) * 1000),
                 finish_reason=response.finish_reason,
             )

@@ -22,6 +22,7 @@ class ExitReason(StrEnum):
     PERSISTENCE_FAILED = "persistence_failed"
     ERROR_NEAR_MAX_ITERATIONS = "error_near_max_iterations"
     CONTENT_POLICY_BLOCKED = "content_policy_blocked"
+    SPEND_LIMIT_REACHED = "spend_limit_reached"  # a budget cap: the call was never made
     # Never returned: a turn that would end with it is a bug (tests assert this).
     UNKNOWN = "unknown"
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.context import ContextEngine, TokenAccountant
     from herald.engine.callbacks import TurnCallbacks
+    from herald.engine.economics import PrefixTracker
     from herald.engine.handle import Humans
     from herald.engine.options import AgentOptions
     from herald.engine.ports import TranscriptStore
@@ -44,6 +45,7 @@ class SessionState:
     system_prompt: str | None = None
     identity: tuple[str, str] = ("", "")  # provider/model the stored prompt names
     meta: dict[str, Any] = field(default_factory=dict)
+    prefix: PrefixTracker | None = None  # the previous request, for cache-break reports
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from herald.providers.client import ModelClient
 from herald.providers.credentials import CredentialPool, KeyStatus
 from herald.providers.error_mapping import to_provider_error
 from herald.providers.errors import ClassifiedError, FailoverReason, classify_error
-from herald.providers.pricing import estimate_cost
+from herald.providers.pricing import Price, estimate_cost, price_for
 from herald.providers.probe import ProbeResult, probe_endpoint
 from herald.providers.selection import (
     Endpoint,
@@ -44,6 +44,7 @@ __all__ = [
     "KeyStatus",
     "ModelClient",
     "NormalizedResponse",
+    "Price",
     "ProbeResult",
     "ProviderConfigError",
     "ProviderError",
@@ -57,6 +58,7 @@ __all__ = [
     "create_transport",
     "detect_provider",
     "estimate_cost",
+    "price_for",
     "probe_endpoint",
     "resolve_auxiliary",
     "resolve_chain",
