@@ -366,15 +366,21 @@ class Agent:
 
     def fork(self, options: AgentOptions) -> Agent:
         """A child agent on this one's home, store and tools, in a new session of its own
-        (the background reviewer)."""
+        (the background reviewer, which runs on the auxiliary model when one is set)."""
         from herald.providers import ModelClient
 
         rt = self.runtime
+        chain = None
+        aux = rt.config.auxiliary
+        if options.source == "review" and (aux.provider or aux.name) and rt.secrets is not None:
+            from herald.providers import resolve_auxiliary
+
+            chain = [resolve_auxiliary(rt.config, rt.secrets)]  # the cheaper side-job model
         return Agent(
             config=rt.config,
             home=rt.home,
             store=rt.store,
-            client=ModelClient(rt.config, rt.secrets, rt.home),
+            client=ModelClient(rt.config, rt.secrets, rt.home, chain=chain),
             registry=rt.tools,
             options=options,
             secrets=rt.secrets,

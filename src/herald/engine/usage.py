@@ -56,7 +56,7 @@ def store_usage(
         )
         store.add_session_usage(
             session_id,
-            api_calls=1 if kind == "main" else 0,
+            api_calls=0 if kind == "summary" else 1,
             cost_usd=cost or 0.0,
             **counters,
         )
@@ -88,7 +88,8 @@ def record_main_usage(
         provider=provider,
         model=model,
         api_mode=ctx.client.endpoint.api_mode,
-        kind="main",
+        # A child session's calls (a background review, a sub-agent) show as its own kind.
+        kind="main" if ctx.options.parent_session_id is None else ctx.options.source,
         cost=cost,
         duration_ms=duration_ms,
         finish_reason=response.finish_reason,

@@ -227,7 +227,7 @@ def session_usage(conn: sqlite3.Connection, session_id: str, *, today: float) ->
     )  # fmt: skip
     last = conn.execute(
         "SELECT request_bytes, system_bytes, tools_bytes, history_bytes, new_bytes FROM usage"
-        " WHERE session_id = ? AND kind = 'main' ORDER BY id DESC LIMIT 1",
+        " WHERE session_id = ? AND kind != 'summary' ORDER BY id DESC LIMIT 1",
         (session_id,),
     ).fetchone()
     split = (
