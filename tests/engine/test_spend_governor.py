@@ -138,3 +138,13 @@ def test_local_models_cost_nothing_and_config_prices_custom_ones(make_agent, fak
     result = agent.run_turn("price me")
     assert result.estimated_cost_usd == pytest.approx(1.0)
     assert agent.store.list_usage(result.session_id)[0].cost_usd == pytest.approx(1.0)
+
+
+def test_a_compression_summary_is_not_called_past_a_cap(make_agent, fake_llm):
+    fake_llm.enqueue(*(answer(f"a{n}") for n in range(4)))
+    agent = make_agent(config=config(daily_usd=5.5), enabled_tools=("todo",))
+    for n in range(4):
+        agent.run_turn(f"q{n}")  # $4 spent; a summary's estimate (2000 tokens out) is $2
+    sent = len(fake_llm.model_requests())
+    assert agent.compress_now()  # the compressor falls back to its own summary
+    assert len(fake_llm.model_requests()) == sent  # the summarizer was never called

@@ -39,6 +39,7 @@ from herald.engine.session import (
     title_from,
     update_meta,
 )
+from herald.engine.spend import check_side_call
 from herald.engine.transcript import PersistenceError
 from herald.engine.turn import Background, run_turn
 from herald.engine.turn_context import SessionRuntime, SessionState, ToolView, TurnContext
@@ -477,6 +478,17 @@ class Agent:
 
         aux = self._aux_client()
         cfg = self.config.context
+        refused = check_side_call(
+            self.config,
+            self.store,
+            session_id=self.session_id,
+            source=self.options.source,
+            endpoint=(aux.endpoint.provider, aux.endpoint.model),
+            prompt_chars=sum(len(str(m.get("content") or "")) for m in messages),
+            max_output=cfg.summary_max_tokens,
+        )
+        if refused is not None:  # invariant 15: the compressor falls back to its own summary
+            raise RuntimeError(refused)
         started = time.monotonic()
         response = aux.complete(
             messages,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from herald.engine.economics import PrefixTracker, RequestSplit
 
 if TYPE_CHECKING:
-    from herald.config import BudgetConfig
+    from herald.config import BudgetConfig, HeraldConfig
     from herald.engine.turn_context import TurnContext
     from herald.engine.turn_state import TurnState
 
@@ -146,6 +146,15 @@ def _claim(ctx: TurnContext, turn: TurnState, cap: Cap, threshold: float) -> boo
     return ctx.store.claim_spend_warning(cap.key, cap.period, threshold)
 
 
+def _standing(store: Any, caps: list[Cap], estimate: CallEstimate):
+    """(cap, spent, this call's share) for each cap, in order."""
+    for cap in caps:
+        spent_row = store.spent_since(cap.since, session_id=cap.session_id, source=cap.source)
+        spent = spent_row.cost_usd if cap.unit == "usd" else float(spent_row.tokens)
+        extra = estimate.cost_usd if cap.unit == "usd" else float(estimate.tokens)
+        yield cap, spent, extra
+
+
 def check_caps(ctx: TurnContext, turn: TurnState, split: RequestSplit) -> str | None:
     """None when the call may go ahead; else the sentence that tells the user why not."""
     budget = ctx.config.budget
@@ -158,17 +167,41 @@ def check_caps(ctx: TurnContext, turn: TurnState, split: RequestSplit) -> str | 
         turn_started=turn.started_at,
         now=time.time(),
     )
-    if not caps:
-        return None
-    estimate = estimate_call(ctx, split)
-    for cap in caps:
-        spent_row = ctx.store.spent_since(cap.since, session_id=cap.session_id, source=cap.source)
-        spent = spent_row.cost_usd if cap.unit == "usd" else float(spent_row.tokens)
-        extra = estimate.cost_usd if cap.unit == "usd" else float(estimate.tokens)
+    for cap, spent, extra in _standing(ctx.store, caps, estimate_call(ctx, split)):
         if spent + extra > cap.limit:
             log.warning("spend cap %s reached: %.6f spent of %.6f", cap.key, spent, cap.limit)
             return refusal(cap, spent, extra)
         _warn(ctx, turn, cap, spent)
+    return None
+
+
+def check_side_call(
+    config: HeraldConfig,
+    store: Any,
+    *,
+    session_id: str | None,
+    source: str,
+    endpoint: tuple[str, str],
+    prompt_chars: int,
+    max_output: int,
+) -> str | None:
+    """The same check for a side job outside the turn loop (a compression's summary):
+    the refusal, or None to go ahead. Turn caps do not see side jobs."""
+    from herald.providers import price_for
+
+    if session_id is None or not config.budget.any_cap():
+        return None
+    now = time.time()
+    everything = active_caps(
+        config.budget, session_id=session_id, source=source, turn_started=now, now=now
+    )
+    caps = [c for c in everything if not c.key.startswith("budget.turn_")]
+    prompt = prompt_chars // 4 + 1
+    price = price_for(*endpoint, config)
+    cost = 0.0 if price is None else (prompt * price.input + max_output * price.output) / 1e6
+    for cap, spent, extra in _standing(store, caps, CallEstimate(cost, prompt + max_output)):
+        if spent + extra > cap.limit:
+            return refusal(cap, spent, extra)
     return None
 
 
@@ -193,4 +226,4 @@ def before_model_call(
     return check_caps(ctx, turn, split)
 
 
-__all__ = ["Cap", "active_caps", "before_model_call", "check_caps", "refusal"]
+__all__ = ["Cap", "active_caps", "before_model_call", "check_caps", "check_side_call", "refusal"]
