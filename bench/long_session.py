@@ -8,7 +8,14 @@ byte-identical prefix of the previous request (what a provider's prompt cache
 can reuse). The prompt is rendered in the order providers cache it: tools,
 then system, then messages.
 
+With --resume every turn runs in a new Agent that resumes the session (as a new
+process would: the multi-turn scenario of issue 15); --prune turns on
+`context.prune` with the given threshold in tokens; --tail sets
+`context.tail_tokens` (how deep a compression cuts). `--deferred` prints the
+bytes per request of the default CLI tools with and without deferred schemas.
+
 Run: python bench/long_session.py [--turns 10] [--iterations 20] [--window 32000]
+     [--resume] [--prune TOKENS] [--tail TOKENS] [--deferred]
 """
 
 from __future__ import annotations
@@ -74,27 +81,57 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--window", type=int, default=32_000)
+    parser.add_argument("--resume", action="store_true", help="a new Agent per turn")
+    parser.add_argument("--prune", type=int, default=0, help="context.prune above N tokens")
+    parser.add_argument("--tail", type=int, default=3000, help="context.tail_tokens")
+    parser.add_argument("--threshold", type=float, default=None, help="context.threshold")
+    parser.add_argument("--target", type=float, default=None, help="context.target_fraction")
+    parser.add_argument("--deferred", action="store_true", help="tools with/without deferral")
     args = parser.parse_args()
+    if args.deferred:
+        deferred_bytes()
+        return
 
     statuses: list[str] = []
     with FakeLLMServer() as server, tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "work"
         work.mkdir()
+        context: dict = {"tail_tokens": args.tail}
+        if args.threshold is not None:
+            context["threshold"] = args.threshold
+        if args.target is not None:
+            context["target_fraction"] = args.target
+        if args.prune:
+            context["prune"] = {
+                "enabled": True,
+                "above_tokens": args.prune,
+                "min_reclaim_tokens": max(1000, args.prune // 8),
+                "rearm_growth_tokens": max(2000, args.prune // 3),
+            }
         config = merge(
             fake_model_config(server),
-            {"model": {"context_length": args.window}, "context": {"tail_tokens": 3000}},
+            {"model": {"context_length": args.window}, "context": context},
         )
         settings = make_home(Path(tmp) / "home", config)
         server.set_handler(make_handler(args.iterations))
         store = StateStore(settings.home.state_db)
-        agent = Agent.from_settings(
-            settings,
-            store,
-            options=AgentOptions(cwd=str(work), max_iterations=args.iterations + 5),
-            callbacks=TurnCallbacks(on_status=statuses.append),
-        )
+
+        def new_agent(session_id: str | None = None) -> Agent:
+            return Agent.from_settings(
+                settings,
+                store,
+                session_id=session_id,
+                options=AgentOptions(cwd=str(work), max_iterations=args.iterations + 5),
+                callbacks=TurnCallbacks(on_status=statuses.append),
+            )
+
+        agent = new_agent()
         started = time.perf_counter()
         for turn in range(args.turns):
+            if args.resume and turn > 0:
+                sid = agent.session_id
+                agent.close()
+                agent = new_agent(sid)
             result = agent.run_turn(f"Part {turn + 1}: list the next numbers and check them.")
             assert result.exit_reason is ExitReason.TEXT_RESPONSE, result.error
         elapsed = time.perf_counter() - started
@@ -111,8 +148,15 @@ def main() -> None:
     kept = [n / len(prev) for n, prev in zip(shared, bodies, strict=False)]
     steady = [k for k in kept if k > 0.99]
     compressions = [s for s in statuses if s.startswith("compressed the conversation")]
+    mode = "resumed turns" if args.resume else "turns"
+    levers = f"tail {args.tail:,}" + (f", prune above {args.prune:,}" if args.prune else "")
+    if args.threshold is not None:
+        levers += f", threshold {args.threshold}"
+    if args.target is not None:
+        levers += f", target {args.target}"
     print(
-        f"session: {args.turns} turns x {args.iterations} tool iterations, window {args.window:,} tokens"
+        f"session: {args.turns} {mode} x {args.iterations} tool iterations, "
+        f"window {args.window:,} tokens ({levers})"
     )
     print(
         f"  model requests: {len(requests)} (+{len(summaries)} summarizer calls), {elapsed:.1f} s"
@@ -121,6 +165,9 @@ def main() -> None:
         f"  total prompt bytes sent: {raw_total:,} (largest request {max(len(r.raw) for r in requests):,})"
     )
     print(f"  compressions: {len(compressions)}")
+    summary_bytes = sum(len(r.raw) for r in summaries)
+    print(f"  summarizer request bytes: {summary_bytes:,} (main + summarizer: "
+          f"{raw_total + summary_bytes:,})")  # fmt: skip
     print(
         "  prefix reuse per request (byte-identical prefix of the previous request): "
         f"mean {statistics.mean(fractions):.1%}, median {statistics.median(fractions):.1%}, "
@@ -132,6 +179,31 @@ def main() -> None:
         f"(mean share of the previous request kept there: "
         f"{statistics.mean([k for k in kept if k <= 0.99] or [0]):.1%})"
     )
+
+
+def deferred_bytes() -> None:
+    """Bytes of one request (the CLI's default tools) with and without deferred schemas:
+    the rarely used built-ins named below, as a user would list in toolsets.deferred."""
+    rarely = ["cronjob", "process", "session_search", "skill_manage"]
+    sizes = {}
+    with FakeLLMServer() as server, tempfile.TemporaryDirectory() as tmp:
+        for label, deferred in (("all schemas", []), ("deferred", rarely)):
+            server.enqueue(Reply.text("hi"))
+            config = merge(fake_model_config(server), {"toolsets": {"deferred": deferred}})
+            settings = make_home(Path(tmp) / label.replace(" ", "-"), config)
+            store = StateStore(settings.home.state_db)
+            agent = Agent.from_settings(settings, store, options=AgentOptions(cwd=tmp))
+            agent.run_turn("hello")
+            request = server.model_requests()[-1]
+            row = store.list_usage(agent.session_id)[-1]
+            names = [t["function"]["name"] for t in request.tools]
+            sizes[label] = (len(request.raw), row.tools_bytes, len(names))
+            agent.close()
+            store.close()
+    for label, (raw, tools, count) in sizes.items():
+        print(f"  {label:12} request {raw:,} bytes, of which tools {tools:,} ({count} tools)")
+    print(f"  deferred: {', '.join(rarely)} (listed in tool_search)")
+    print(f"  deferred/all request bytes: {sizes['deferred'][0] / sizes['all schemas'][0]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ def test_chat_streams_and_slash_commands_work(repl, fake_llm, herald_home):
     repl.expect("Streaming reply from the fake model.")
     repl.sendline("/usage")
     repl.expect("model calls: 1")
+    repl.expect("cache hit rate")
     repl.sendline("/model")
     repl.expect("openai:fake-gpt")
     repl.sendline("/bogus")

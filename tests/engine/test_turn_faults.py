@@ -122,6 +122,7 @@ def test_every_exit_reason_is_reachable_and_none_is_unknown():
         ExitReason.MISSING_EXTRA,  # test_model_call_outcomes (no local extra)
         ExitReason.TLS_FAILED,  # test_model_call_outcomes (self-signed server)
         ExitReason.MODEL_CALL_FAILED,  # test_model_call_outcomes (unclassifiable error)
+        ExitReason.SPEND_LIMIT_REACHED,  # tests/engine/test_spend_governor.py
     }
     assert covered == set(ExitReason) - {ExitReason.UNKNOWN}
 

@@ -57,6 +57,7 @@ async def test_usage_reports_the_sessions_counters(start_gateway) -> None:
     await chat.inject("hello")
     text = (await chat.inject("/usage")).text
     assert "model calls: 1" in text and "prompt tokens:" in text
+    assert "cache hit rate" in text and "spend: $" in text and "last request:" in text
 
 
 async def test_stop_interrupts_a_running_tool(start_gateway, fake_llm, workdir: Path) -> None:

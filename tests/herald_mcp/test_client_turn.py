@@ -38,7 +38,10 @@ def test_turn_calls_an_mcp_tool_and_gets_its_result(make_agent, fake_llm, tmp_pa
         assert result.exit_reason is ExitReason.TEXT_RESPONSE
         assert result.final_text == "It is 42."
         first, second = fake_llm.model_requests()
-        names = [t["function"]["name"] for t in first.tools]
+        # MCP tools are deferred: listed in tool_search, then appended once called.
+        search = next(t for t in first.tools if t["function"]["name"] == "tool_search")
+        assert "- mcp_toy_add: " in search["function"]["description"]
+        names = [t["function"]["name"] for t in second.tools]
         assert "mcp_toy_add" in names
         builtins = [n for n in names if not n.startswith("mcp_")]
         assert names[: len(builtins)] == builtins  # MCP tools come after every built-in

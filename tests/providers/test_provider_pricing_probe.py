@@ -35,14 +35,26 @@ def test_longest_prefix_wins_and_openrouter_names_resolve():
 @pytest.mark.parametrize(
     ("provider", "model"),
     [
-        ("local", "smollm2-135m-instruct"),
         ("custom", "gpt-4o"),
         ("openai", "my-finetune"),
         ("anthropic", ""),
     ],
 )
-def test_unknown_or_local_models_have_no_price(provider, model):
+def test_unknown_models_have_no_price(provider, model):
     assert estimate_cost(provider, model, Usage(10, 10)) is None
+
+
+def test_local_models_are_free_and_config_prices_win():
+    from herald.config import HeraldConfig
+
+    assert estimate_cost("local", "smollm2-135m-instruct", Usage(10, 10)) == 0.0
+    config = HeraldConfig.model_validate(
+        {"model": {"provider": "custom", "name": "mine", "pricing": {"input_per_mtok": 2,
+                   "output_per_mtok": 4, "cache_read_per_mtok": 0.5}}}
+    )  # fmt: skip
+    usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000, cache_read_tokens=500_000)
+    assert estimate_cost("custom", "mine", usage, config) == pytest.approx(1.0 + 0.25 + 4.0)
+    assert estimate_cost("custom", "other", usage, config) is None
 
 
 def _endpoint(server, api: str, model: str = "fake-model") -> Endpoint:

@@ -19,6 +19,7 @@ from herald.cli import (
     sandbox_cmd,
     sessions_cmd,
     skills_cmd,
+    usage_cmd,
     web_cmd,
 )
 from herald.cli.common import fail, load, open_store, resolve_session_id
@@ -51,6 +52,7 @@ app.add_typer(cron_cmd.app, name="cron")
 app.add_typer(plugins_cmd.app, name="plugins")
 app.command("doctor")(doctor)
 app.command("setup")(setup)
+app.command("usage")(usage_cmd.usage)
 
 
 def _version_callback(value: bool) -> None:

@@ -314,15 +314,14 @@ def _cmd_steer(repl: Repl, arg: str) -> None:
 
 
 def _cmd_usage(repl: Repl, _arg: str) -> None:
-    from herald.cli.sessions_cmd import usage_lines
+    from herald.state.reports import local_day_start, session_usage
 
     if repl.agent.session_id is None:
         repl._status("no messages yet in this session")
         return
-    session = repl.store.get_session(repl.agent.session_id)
-    if session is not None:
-        for line in usage_lines(session):
-            repl._print(f"  {line}")
+    report = repl.store.report(session_usage, repl.agent.session_id, today=local_day_start())
+    for line in report.lines():
+        repl._print(f"  {line}")
 
 
 def _cmd_compress(repl: Repl, arg: str) -> None:

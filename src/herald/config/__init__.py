@@ -32,6 +32,7 @@ from herald.config.schema import (
     ModelConfig,
     ProviderName,
 )
+from herald.config.schema_budget import BudgetConfig, ModelPricing, SourceBudget
 from herald.config.secrets import MissingSecretError, Secrets
 
 
@@ -53,16 +54,19 @@ def load_settings(profile: str | None = None) -> Settings:
 __all__ = [
     "AgentConfig",
     "AuxiliaryConfig",
+    "BudgetConfig",
     "ConfigError",
     "FallbackEntry",
     "HeraldConfig",
     "HeraldHome",
     "MissingSecretError",
     "ModelConfig",
+    "ModelPricing",
     "ProfileNameError",
     "ProviderName",
     "Secrets",
     "Settings",
+    "SourceBudget",
     "base_home",
     "load_config",
     "load_settings",

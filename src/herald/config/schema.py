@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from herald.config.schema_budget import BudgetConfig, ModelPricing
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_cron import CronConfig
 from herald.config.schema_delegation import DelegationConfig
@@ -63,6 +64,9 @@ class ModelConfig(StrictModel):
         description="custom provider: the API shape, e.g. one a plugin's model provider adds; "
         "unset = chat_completions",
     )
+    pricing: ModelPricing | None = Field(
+        None, description="USD per million tokens for this model (overrides the built-in table)"
+    )
 
 
 class AuxiliaryConfig(StrictModel):
@@ -74,6 +78,7 @@ class AuxiliaryConfig(StrictModel):
     api_key_env: str | None = None
     max_tokens: int | None = Field(None, gt=0)
     timeout: float | None = Field(None, gt=0)
+    pricing: ModelPricing | None = None
 
 
 log = logging.getLogger(__name__)
@@ -173,6 +178,7 @@ class HeraldConfig(StrictModel):
     cron: CronConfig = Field(default_factory=CronConfig)
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

@@ -21,10 +21,17 @@ class ContextConfig(StrictModel):
     engine: str = Field("compressor", description="the active context engine")
     large_window_tokens: int = Field(512_000, gt=0, description="windows this big or more…")
     large_window_threshold: float = Field(0.5, gt=0, lt=1, description="…compress at this fraction")
-    threshold: float = Field(0.75, gt=0, lt=1, description="compress at this fraction otherwise")
+    threshold: float = Field(0.6, gt=0, lt=1, description="compress at this fraction otherwise")
     output_reserve_tokens: int = Field(8_192, ge=0, description="kept free for the answer")
     tail_tokens: int = Field(12_000, gt=0, description="recent messages kept verbatim")
     tail_fraction: float = Field(0.25, gt=0, lt=1, description="tail cap as a fraction of window")
+    target_fraction: float = Field(
+        0.6,
+        gt=0,
+        lt=1,
+        description="how deep a compression cuts: the rebuilt history must land under this "
+        "share of the threshold (lower = smaller requests, more compressions)",
+    )
     summary_max_tokens: int = Field(2_000, gt=0)
     summary_timeout: float = Field(60.0, gt=0)
     tool_result_keep_chars: int = Field(200, ge=0, description="Phase 1 one-line summaries")

@@ -21,6 +21,13 @@ class ToolsetsConfig(StrictModel):
     custom: dict[str, CustomToolset] = Field(
         default_factory=dict, description="your own named toolsets, usable in enabled/disabled"
     )
+    deferred: list[str] = Field(
+        default_factory=list,
+        description="tools sent by name and one line only; tool_search loads their schemas",
+    )
+    defer_external: bool = Field(
+        True, description="defer the tools MCP servers and plugins add (see deferred)"
+    )
 
 
 class GuardrailsConfig(StrictModel):

@@ -43,6 +43,7 @@ from herald.engine.session import (
     title_from,
     update_meta,
 )
+from herald.engine.spend import check_side_call
 from herald.engine.transcript import PersistenceError
 from herald.engine.turn import Background, run_turn
 from herald.engine.turn_context import SessionRuntime, SessionState, ToolView, TurnContext
@@ -385,7 +386,7 @@ class Agent:
 
     def fork(self, options: AgentOptions) -> Agent:
         """A child agent on this one's home, store and tools, in a new session of its own
-        (the background reviewer)."""
+        (the background reviewer, which runs on the auxiliary model when one is set)."""
         return self.spawn(options)
 
     def spawn(
@@ -397,17 +398,24 @@ class Agent:
     ) -> Agent:
         """A sub-agent (herald.delegation, through `ToolContext.spawn_agent`): a new session
         of its own on this one's home and store, with ``config`` (default: this one's) and
-        this agent's tools, seen through ``wrap_registry`` when given."""
+        this agent's tools, seen through ``wrap_registry`` when given. A background review
+        runs on the auxiliary model when one is configured (a cheaper side-job model)."""
         from herald.providers import ModelClient
 
         rt = self.runtime
         config = config or rt.config
         tools = wrap_registry(rt.tools) if wrap_registry is not None else rt.tools
+        chain = None
+        aux = config.auxiliary
+        if options.source == "review" and (aux.provider or aux.name) and rt.secrets is not None:
+            from herald.providers import resolve_auxiliary
+
+            chain = [resolve_auxiliary(config, rt.secrets)]
         return Agent(
             config=config,
             home=rt.home,
             store=rt.store,
-            client=ModelClient(config, rt.secrets, rt.home),
+            client=ModelClient(config, rt.secrets, rt.home, chain=chain),
             registry=tools,
             options=options,
             secrets=rt.secrets,
@@ -510,6 +518,17 @@ class Agent:
 
         aux = self._aux_client()
         cfg = self.config.context
+        refused = check_side_call(
+            self.config,
+            self.store,
+            session_id=self.session_id,
+            source=self.options.source,
+            endpoint=(aux.endpoint.provider, aux.endpoint.model),
+            prompt_chars=sum(len(str(m.get("content") or "")) for m in messages),
+            max_output=cfg.summary_max_tokens,
+        )
+        if refused is not None:  # invariant 15: the compressor falls back to its own summary
+            raise RuntimeError(refused)
         started = time.monotonic()
         response = aux.complete(
             messages,
@@ -527,7 +546,7 @@ class Agent:
                 model=endpoint.model,
                 api_mode=endpoint.api_mode,
                 kind="summary",
-                cost=estimate_cost(endpoint.provider, endpoint.model, response.usage),
+                cost=estimate_cost(endpoint.provider, endpoint.model, response.usage, self.config),
                 duration_ms=int((time.monotonic() - started) * 1000),
                 finish_reason=response.finish_reason,
             )

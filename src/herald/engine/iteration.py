@@ -26,7 +26,6 @@ def new_guardrail_controller(ctx: TurnContext) -> GuardrailController:
 
 
 def run_iterations(ctx: TurnContext, turn: TurnState) -> None:
-    tools = ctx.tools.request_tools()
     guard = new_guardrail_controller(ctx)  # counts are per turn
     build = lambda: request_messages(ctx)  # noqa: E731 - rebuilt for every attempt
     while True:
@@ -39,7 +38,8 @@ def run_iterations(ctx: TurnContext, turn: TurnState) -> None:
         # Pressure check before every request: after the prologue's check this is
         # the check that follows each tool batch.
         relieve_pressure(ctx)
-        outcome = call_model(ctx, turn, build, tools)
+        # Read for every call: a tool_search may have appended schemas to the array.
+        outcome = call_model(ctx, turn, build, ctx.tools.request_tools())
         if outcome.response is None:
             turn.end(outcome.exit_reason or ExitReason.UNKNOWN, error=outcome.error)
             return

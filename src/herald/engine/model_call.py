@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from herald.engine.callbacks import TurnCallbacks
 from herald.engine.pressure import compress_history
 from herald.engine.result import ExitReason
+from herald.engine.spend import before_model_call
 from herald.engine.turn_state import TurnState
 from herald.engine.usage import record_main_usage
 from herald.providers import (
@@ -138,7 +139,11 @@ def call_model(
         started = time.monotonic()
         sink = _delta_sink(ctx)
         try:
-            request = ctx.client.build_request(build_messages(), tools)
+            messages = build_messages()
+            request = ctx.client.build_request(messages, tools)
+            if (refused := before_model_call(ctx, turn, messages, tools)) is not None:
+                turn.budget.refund()  # invariant 15: checked before the call, never sent
+                return CallOutcome(exit_reason=ExitReason.SPEND_LIMIT_REACHED, error=refused)
             settings = ctx.client.settings()
             turn.api_calls += 1
             response = ctx.client.call(

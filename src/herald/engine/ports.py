@@ -66,3 +66,14 @@ class TranscriptStore(Protocol):
     def get_system_prompt(self, prompt_hash: str) -> str | None: ...
 
     def record_usage(self, session_id: str, **fields: Any) -> None: ...
+
+    # Spend caps (herald.engine.spend): called only when a `budget` cap is configured.
+    def spent_since(
+        self,
+        since: float | None = None,
+        *,
+        session_id: str | None = None,
+        source: str | None = None,
+    ) -> Any: ...
+
+    def claim_spend_warning(self, cap: str, period: str, threshold: float) -> bool: ...

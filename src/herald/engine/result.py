@@ -32,6 +32,7 @@ class ExitReason(StrEnum):
     MISSING_EXTRA = "missing_extra"  # an optional package Herald needs is not installed
     TLS_FAILED = "tls_failed"
     MODEL_CALL_FAILED = "model_call_failed"  # an error the classifier could not place
+    SPEND_LIMIT_REACHED = "spend_limit_reached"  # a budget cap: the call was never made
     # Never returned: a turn that would end with it is a bug (tests assert this).
     UNKNOWN = "unknown"
 

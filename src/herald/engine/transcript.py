@@ -40,6 +40,7 @@ class Transcript:
         self.session_id = session_id
         self.messages: list[dict[str, Any]] = []
         self.added_this_turn: list[dict[str, Any]] = []
+        self.rewrites = 0  # compressions and prunings so far: each breaks the cached prefix
 
     def load(self) -> list[dict[str, Any]]:
         try:
@@ -101,6 +102,7 @@ class Transcript:
             view[ROW_ID] = row.id
             views.append(view)
         self.messages = [*old[:start], *views, *new_messages[end_new:]]
+        self.rewrites += 1
         return len(replaced)
 
     def start_turn(self) -> None:

@@ -16,7 +16,6 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from herald.plugins.hooks import NO_HOOKS, HookRunner
@@ -25,6 +24,8 @@ if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.context import ContextEngine, TokenAccountant
     from herald.engine.callbacks import TurnCallbacks
+    from herald.engine.deferred import DeferredTools
+    from herald.engine.economics import PrefixTracker
     from herald.engine.handle import Humans
     from herald.engine.options import AgentOptions
     from herald.engine.ports import TranscriptStore
@@ -46,6 +47,7 @@ class SessionState:
     system_prompt: str | None = None
     identity: tuple[str, str] = ("", "")  # provider/model the stored prompt names
     meta: dict[str, Any] = field(default_factory=dict)
+    prefix: PrefixTracker | None = None  # the previous request, for cache-break reports
 
 
 @dataclass(frozen=True)
@@ -82,29 +84,72 @@ class SessionRuntime:
 @dataclass(frozen=True)
 class ToolView:
     """The tools one turn offers: the names a call is checked against and the array
-    every request of the turn carries."""
+    every request of the turn carries (deferred tools: see engine/deferred.py)."""
 
     registry: ToolRegistry
     names: tuple[str, ...]
-    definitions: tuple[dict[str, Any], ...]
+    definitions: tuple[dict[str, Any], ...]  # sent in full, in this order
+    deferred: DeferredTools | None = None
+    # Called with the names tool_search just loaded (the next request's tools change).
+    on_load: Callable[[list[str]], None] | None = None
 
     @classmethod
     def of(cls, runtime: SessionRuntime) -> ToolView:
+        from herald.engine.deferred import META_KEY, TOOL_SEARCH, DeferredTools, deferred_names
+
         selection = runtime.select_tools()
-        return cls(runtime.tools, selection.names, tuple(selection.definitions))
+        appended = (
+            runtime.tools.appended_tool_names() if runtime.options.enabled_tools is None else ()
+        )
+        later = set(deferred_names(runtime.config, selection.names, appended))
+        if not later:
+            return cls(runtime.tools, selection.names, tuple(selection.definitions))
+        meta = runtime.state.meta
+        loaded = meta.get(META_KEY)
+        if not isinstance(loaded, list):
+            loaded = meta[META_KEY] = []
+        full = [d for d in selection.definitions if d["function"]["name"] not in later]
+        deferred = DeferredTools(
+            {
+                d["function"]["name"]: d
+                for d in selection.definitions
+                if d["function"]["name"] in later
+            },
+            loaded,
+        )
+
+        def on_load(names: list[str]) -> None:
+            if runtime.state.prefix is not None:
+                runtime.state.prefix.expect(f"tool_search loaded {', '.join(names)}")
+
+        return cls(runtime.tools, (*selection.names, TOOL_SEARCH), tuple(full), deferred, on_load)
 
     def request_tools(self) -> list[dict[str, Any]] | None:
-        return list(self.definitions) or None
+        tail = self.deferred.tools_tail() if self.deferred is not None else []
+        return [*self.definitions, *tail] or None
 
-    @cached_property
+    @property
     def chars(self) -> int:
-        """Size of the tools array each request carries (for token estimates)."""
-        return len(json.dumps(list(self.definitions)))
+        """Size of the tools array the next request carries (for token estimates)."""
+        return len(json.dumps(self.request_tools() or []))
 
     def spec(self, name: str) -> ToolSpec | None:
         return self.registry.get(name) if name in self.names else None
 
     def dispatch(self, name: str, arguments: str, ctx: ToolContext) -> ToolResult:
+        if self.deferred is not None:
+            from herald.engine.deferred import TOOL_SEARCH
+
+            if name == TOOL_SEARCH:
+                result, fresh = self.deferred.search(arguments)
+            else:  # calling a deferred tool directly loads its schema too
+                result, fresh = (
+                    self.registry.dispatch(name, arguments, ctx),
+                    self.deferred.load([name]),
+                )
+            if fresh and self.on_load is not None:
+                self.on_load(fresh)
+            return result
         return self.registry.dispatch(name, arguments, ctx)
 
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from herald.engine.budget import IterationBudget
 from herald.engine.result import ExitReason
 from herald.providers import Usage
+
+if TYPE_CHECKING:
+    from herald.engine.economics import RequestSplit
 
 
 @dataclass
@@ -19,6 +24,11 @@ class TurnState:
     final_text: str = ""
     error: str | None = None
     tool_iterations: int = 0
+    started_at: float = field(default_factory=time.time)
+    # The split of the request being made (recorded on its usage row) and the turn
+    # caps' warnings already given.
+    request_split: RequestSplit | None = None
+    spend_warnings: set[tuple[str, float]] = field(default_factory=set)
 
     def add_cost(self, cost: float | None) -> None:
         if cost is not None:

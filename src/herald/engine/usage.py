@@ -3,7 +3,7 @@ totals, and the token anchor the context engine measures from (invariant 6)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from herald.engine.transcript import PersistenceError
 from herald.providers import NormalizedResponse, Usage
@@ -36,6 +36,7 @@ def store_usage(
     cost: float | None,
     duration_ms: int,
     finish_reason: str | None,
+    split: dict[str, Any] | None = None,
 ) -> None:
     if session_id is None:
         return
@@ -50,11 +51,12 @@ def store_usage(
             cost_usd=cost or 0.0,
             duration_ms=duration_ms,
             finish_reason=finish_reason,
+            **(split or {}),
             **counters,
         )
         store.add_session_usage(
             session_id,
-            api_calls=1 if kind == "main" else 0,
+            api_calls=0 if kind == "summary" else 1,
             cost_usd=cost or 0.0,
             **counters,
         )
@@ -70,7 +72,7 @@ def record_main_usage(
     usage = response.usage or Usage()
     turn.usage = turn.usage + usage
     provider, model = ctx.client.identity()
-    cost = estimate_cost(provider, model, usage)
+    cost = estimate_cost(provider, model, usage, ctx.config)
     turn.add_cost(cost)
     ctx.context_engine.update_from_response(usage)
     # The reply is appended next: the anchor covers everything sent plus it.
@@ -86,8 +88,10 @@ def record_main_usage(
         provider=provider,
         model=model,
         api_mode=ctx.client.endpoint.api_mode,
-        kind="main",
+        # A child session's calls (a background review, a sub-agent) show as its own kind.
+        kind="main" if ctx.options.parent_session_id is None else ctx.options.source,
         cost=cost,
         duration_ms=duration_ms,
         finish_reason=response.finish_reason,
+        split=turn.request_split.columns() if turn.request_split is not None else None,
     )

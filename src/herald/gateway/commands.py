@@ -62,19 +62,12 @@ async def cmd_usage(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, ar
     record = runner.store_for(slot.profile).get_session(session_id) if session_id else None
     if record is None:
         return "No messages in this session yet."
-    cost = record.estimated_cost_usd
-    total = record.prompt_tokens or 0
-    ratio = f"{record.cache_read_tokens / total:.0%}" if total else "-"
-    return "\n".join(
-        [
-            f"Session {record.id} ({record.provider}:{record.model})",
-            f"model calls: {record.api_calls}",
-            f"prompt tokens: {record.prompt_tokens:,} (cache read {record.cache_read_tokens:,}, "
-            f"cache write {record.cache_write_tokens:,}; hit ratio {ratio})",
-            f"completion tokens: {record.completion_tokens:,}",
-            f"estimated cost: ${cost:.4f}" if cost else "estimated cost: - (unknown or free model)",
-        ]
+    from herald.state.reports import local_day_start, session_usage
+
+    report = runner.store_for(slot.profile).report(
+        session_usage, record.id, today=local_day_start()
     )
+    return "\n".join([f"Session {record.id} ({record.provider}:{record.model})", *report.lines()])
 
 
 async def cmd_agents(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:

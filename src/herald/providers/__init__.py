@@ -18,7 +18,7 @@ from herald.providers.client import ModelClient
 from herald.providers.credentials import CredentialPool, KeyStatus
 from herald.providers.error_mapping import to_provider_error
 from herald.providers.errors import ClassifiedError, FailoverReason, Recovery, classify_error
-from herald.providers.pricing import estimate_cost
+from herald.providers.pricing import Price, estimate_cost, price_for
 from herald.providers.probe import ProbeResult, probe_endpoint
 from herald.providers.selection import (
     Endpoint,
@@ -46,6 +46,7 @@ __all__ = [
     "KeyStatus",
     "ModelClient",
     "NormalizedResponse",
+    "Price",
     "ProbeResult",
     "ProviderConfigError",
     "ProviderError",
@@ -60,6 +61,7 @@ __all__ = [
     "create_transport",
     "detect_provider",
     "estimate_cost",
+    "price_for",
     "probe_endpoint",
     "register_transport",
     "resolve_auxiliary",

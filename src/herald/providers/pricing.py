@@ -2,15 +2,20 @@
 
 Prices are USD per million tokens: (input, output, cache read, cache write).
 The longest matching model-name prefix wins, so ``gpt-4.1-mini-2025-04-14``
-finds ``gpt-4.1-mini`` and not ``gpt-4.1``. Unknown models, local models and
-custom servers give None: a wrong number is worse than none.
+finds ``gpt-4.1-mini`` and not ``gpt-4.1``. Unknown models and custom servers
+give None (a wrong number is worse than none) unless config prices them
+(`model.pricing`, `auxiliary.pricing`); the local provider costs nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from herald.providers.base import Usage
+
+if TYPE_CHECKING:
+    from herald.config import HeraldConfig, ModelPricing
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,40 @@ PRICES: dict[str, Price] = {
 PRICED_PROVIDERS = frozenset({"openai", "anthropic", "openrouter"})
 
 
-def price_for(provider: str, model: str) -> Price | None:
+FREE = Price(0.0, 0.0, 0.0, 0.0)
+
+
+def price_from_config(pricing: ModelPricing) -> Price:
+    read = pricing.cache_read_per_mtok
+    write = pricing.cache_write_per_mtok
+    return Price(
+        pricing.input_per_mtok,
+        pricing.output_per_mtok,
+        pricing.input_per_mtok if read is None else read,
+        pricing.input_per_mtok if write is None else write,
+    )
+
+
+def configured_price(config: HeraldConfig | None, provider: str, model: str) -> Price | None:
+    """The price config gives this model: `model.pricing` for the main model's name (and
+    its fallbacks, which share the setting only when named alike), `auxiliary.pricing`
+    for the auxiliary model's."""
+    if config is None:
+        return None
+    for section in (config.model, config.auxiliary):
+        if section.pricing is not None and section.name and section.name == model:
+            return price_from_config(section.pricing)
+    if config.model.pricing is not None and not config.model.name:
+        return price_from_config(config.model.pricing)  # the provider's default model
+    return None
+
+
+def price_for(provider: str, model: str, config: HeraldConfig | None = None) -> Price | None:
+    override = configured_price(config, provider, model)
+    if override is not None:
+        return override
+    if provider == "local":
+        return FREE
     if provider not in PRICED_PROVIDERS or not model:
         return None
     name = model.lower().rsplit("/", 1)[-1]  # openrouter: "openai/gpt-4.1-mini"
@@ -57,9 +95,11 @@ def price_for(provider: str, model: str) -> Price | None:
     return PRICES[best] if best else None
 
 
-def estimate_cost(provider: str, model: str, usage: Usage) -> float | None:
+def estimate_cost(
+    provider: str, model: str, usage: Usage, config: HeraldConfig | None = None
+) -> float | None:
     """USD for one call's `usage` (whose prompt_tokens include cached tokens)."""
-    price = price_for(provider, model)
+    price = price_for(provider, model, config)
     if price is None:
         return None
     uncached = max(0, usage.prompt_tokens - usage.cache_read_tokens - usage.cache_write_tokens)

@@ -5,11 +5,13 @@ threads and processes can share."""
 
 from herald.state.errors import StateError
 from herald.state.records import SearchHit, SessionRecord, StoredMessage, UsageRecord
+from herald.state.spend import Spent
 from herald.state.store import StateStore
 
 __all__ = [
     "SearchHit",
     "SessionRecord",
+    "Spent",
     "StateError",
     "StateStore",
     "StoredMessage",

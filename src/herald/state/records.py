@@ -155,6 +155,13 @@ class UsageRecord:
     cost_usd: float
     duration_ms: int
     finish_reason: str | None
+    # What the request carried, by part (bytes); they sum to request_bytes.
+    request_bytes: int = 0
+    system_bytes: int = 0
+    tools_bytes: int = 0
+    history_bytes: int = 0
+    new_bytes: int = 0
+    prefix_break: str | None = None  # why the reused prefix broke, when it did
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> UsageRecord:

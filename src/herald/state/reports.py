@@ -131,9 +131,12 @@ def platform_chats(
 __all__ = [
     "Grouping",
     "PlatformChat",
+    "SessionUsage",
     "UsageRow",
+    "local_day_start",
     "platform_chats",
     "session_for_key",
+    "session_usage",
     "sessions_by_source",
     "usage_by",
     "usage_total",
@@ -146,3 +149,110 @@ def session_for_key(conn: sqlite3.Connection, session_key: str) -> str | None:
         "SELECT session_id FROM gateway_sessions WHERE session_key = ?", (session_key,)
     ).fetchone()
     return str(row[0]) if row else None
+
+
+@dataclass(frozen=True)
+class SessionUsage:
+    """One session with its sub-agents and background reviews: what `/usage` shows."""
+
+    session_id: str
+    total: UsageRow
+    by_kind: list[UsageRow]  # main, summary, review, subagent, ...
+    today: UsageRow  # every session, since local midnight
+    last_request: dict[str, int] | None  # the newest main call's request split
+    prefix_breaks: dict[str, int]  # cause -> requests whose reused prefix broke
+
+    def lines(self) -> list[str]:
+        t = self.total
+        kinds = ", ".join(f"{r.key} ${r.cost_usd:.4f}" for r in self.by_kind) or "-"
+        out = [
+            f"spend: ${t.cost_usd:.4f} this session ({kinds}); today ${self.today.cost_usd:.4f}",
+            f"model calls: {t.calls}",
+            f"prompt tokens: {t.prompt_tokens:,} (cache read {t.cache_read_tokens:,}, "
+            f"cache write {t.cache_write_tokens:,}; cache hit rate {t.cache_hit_rate:.0%})",
+            f"completion tokens: {t.completion_tokens:,}",
+        ]
+        split = self.last_request
+        if split and split.get("request_bytes"):
+            total = split["request_bytes"]
+            parts = ", ".join(
+                f"{name} {split[f'{name}_bytes']:,}"
+                for name in ("system", "tools", "history", "new")
+            )
+            out.append(f"last request: {total:,} bytes (~{total // 4:,} tokens): {parts}")
+        if self.prefix_breaks:
+            causes = "; ".join(f"{cause} ×{n}" for cause, n in self.prefix_breaks.items())
+            out.append(f"cache prefix broke outside compression: {causes}")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "total": self.total.to_dict(),
+            "by_kind": [r.to_dict() for r in self.by_kind],
+            "today": self.today.to_dict(),
+            "last_request": self.last_request,
+            "prefix_breaks": self.prefix_breaks,
+        }
+
+
+_TREE = (
+    "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s"
+    " JOIN tree ON s.parent_id = tree.id)"
+)
+
+
+def session_usage(conn: sqlite3.Connection, session_id: str, *, today: float) -> SessionUsage:
+    """The session and its descendants: totals, split by kind (a background review's
+    calls count as kind ``review``), today's spend, the last request's split."""
+    kind = "CASE WHEN u.session_id = ? THEN u.kind ELSE s.source END"
+    rows = conn.execute(
+        f"{_TREE} SELECT {kind} AS key, COUNT(*), SUM(u.prompt_tokens), SUM(u.completion_tokens),"
+        " SUM(u.cache_read_tokens), SUM(u.cache_write_tokens), SUM(u.cost_usd)"
+        " FROM usage u JOIN sessions s ON s.id = u.session_id"
+        " WHERE u.session_id IN (SELECT id FROM tree) GROUP BY key ORDER BY SUM(u.cost_usd) DESC",
+        (session_id, session_id),
+    ).fetchall()
+    by_kind = [
+        UsageRow(str(r[0]), int(r[1]), int(r[2] or 0), int(r[3] or 0), int(r[4] or 0),
+                 int(r[5] or 0), float(r[6] or 0.0))
+        for r in rows
+    ]  # fmt: skip
+    total = UsageRow(
+        "total",
+        *(sum(getattr(r, f) for r in by_kind) for f in (
+            "calls", "prompt_tokens", "completion_tokens", "cache_read_tokens",
+            "cache_write_tokens")),
+        sum(r.cost_usd for r in by_kind),
+    )  # fmt: skip
+    last = conn.execute(
+        "SELECT request_bytes, system_bytes, tools_bytes, history_bytes, new_bytes FROM usage"
+        " WHERE session_id = ? AND kind != 'summary' ORDER BY id DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    split = (
+        dict(zip(("request_bytes", "system_bytes", "tools_bytes", "history_bytes", "new_bytes"),
+                 map(int, last), strict=True))
+        if last else None
+    )  # fmt: skip
+    breaks = conn.execute(
+        "SELECT prefix_break, COUNT(*) FROM usage WHERE session_id = ? AND prefix_break IS NOT NULL"
+        " GROUP BY prefix_break ORDER BY COUNT(*) DESC",
+        (session_id,),
+    ).fetchall()
+    return SessionUsage(
+        session_id,
+        total,
+        by_kind,
+        usage_total(conn, since=today),
+        split,
+        {str(r[0]): int(r[1]) for r in breaks},
+    )
+
+
+def local_day_start(now: float | None = None) -> float:
+    """Epoch seconds of the last local midnight (the `daily` caps' period)."""
+    import time
+
+    t = time.localtime(time.time() if now is None else now)
+    return time.mktime((t.tm_year, t.tm_mon, t.tm_mday, 0, 0, 0, 0, 0, -1))

@@ -200,6 +200,29 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        5,
+        "request split on usage rows; spend-cap warnings given",
+        (
+            # What each request carried, by part (bytes; tokens estimated at 4 bytes each).
+            "ALTER TABLE usage ADD COLUMN request_bytes INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE usage ADD COLUMN system_bytes INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE usage ADD COLUMN tools_bytes INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE usage ADD COLUMN history_bytes INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE usage ADD COLUMN new_bytes INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE usage ADD COLUMN prefix_break TEXT",
+            "CREATE INDEX usage_created ON usage(created_at)",
+            # One row per warning given: (cap, period, threshold) is claimed once, so two
+            # processes spending at once warn once between them.
+            """CREATE TABLE spend_warnings (
+                cap TEXT NOT NULL,
+                period TEXT NOT NULL,
+                threshold REAL NOT NULL,
+                created_at REAL NOT NULL,
+                PRIMARY KEY (cap, period, threshold)
+            )""",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

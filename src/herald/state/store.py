@@ -31,6 +31,7 @@ from herald.state.history import Lineage, SessionSlice, SessionSummary
 from herald.state.messages import NewMessage, normalize_message
 from herald.state.records import SearchHit, SessionRecord, StoredMessage, UsageRecord
 from herald.state.schema import check_not_newer, migrate, read_version
+from herald.state.spend import Spent, claim_warning, spent_since
 
 T = TypeVar("T")
 
@@ -471,6 +472,12 @@ class StateStore:
         cost_usd: float = 0.0,
         duration_ms: float = 0,
         finish_reason: str | None = None,
+        request_bytes: int = 0,
+        system_bytes: int = 0,
+        tools_bytes: int = 0,
+        history_bytes: int = 0,
+        new_bytes: int = 0,
+        prefix_break: str | None = None,
     ) -> None:
         row = (
             sid,
@@ -487,20 +494,44 @@ class StateStore:
             _cost("cost_usd", cost_usd),
             _count("duration_ms", round(duration_ms)),
             finish_reason,
+            _count("request_bytes", request_bytes),
+            _count("system_bytes", system_bytes),
+            _count("tools_bytes", tools_bytes),
+            _count("history_bytes", history_bytes),
+            _count("new_bytes", new_bytes),
+            prefix_break,
         )
         with self._transaction() as conn:
             self._require_session(conn, sid)
             conn.execute(
                 "INSERT INTO usage (session_id, created_at, provider, model, api_mode, kind,"
                 " prompt_tokens, completion_tokens, cache_read_tokens, cache_write_tokens,"
-                " reasoning_tokens, cost_usd, duration_ms, finish_reason)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " reasoning_tokens, cost_usd, duration_ms, finish_reason, request_bytes,"
+                " system_bytes, tools_bytes, history_bytes, new_bytes, prefix_break)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
 
     def list_usage(self, sid: str) -> list[UsageRecord]:
         rows = self._read("SELECT * FROM usage WHERE session_id = ? ORDER BY id", (sid,))
         return [UsageRecord.from_row(row) for row in rows]
+
+    # -- spend caps --------------------------------------------------------
+
+    def spent_since(
+        self,
+        since: float | None = None,
+        *,
+        session_id: str | None = None,
+        source: str | None = None,
+    ) -> Spent:
+        """Cost and tokens since ``since``, for a session's lineage or a source if given."""
+        return self.report(spent_since, since, session_id=session_id, source=source)
+
+    def claim_spend_warning(self, cap: str, period: str, threshold: float) -> bool:
+        """True only the first time this warning is claimed, across processes."""
+        with self._transaction() as conn:
+            return claim_warning(conn, cap, period, threshold)
 
     # -- reports -----------------------------------------------------------
 

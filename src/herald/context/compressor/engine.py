@@ -33,7 +33,6 @@ log = logging.getLogger(__name__)
 
 Summarizer = Callable[[list[dict[str, Any]]], str]
 CHARS_PER_TOKEN = 3.6
-TARGET_FRACTION = 0.6  # a compression aims at this share of the threshold
 
 
 @dataclass
@@ -194,7 +193,7 @@ class CompressorEngine(ContextEngine):
             predicted = self.estimate(kept) + self.config.summary_max_tokens
             # Land well under the threshold so the session runs a while before the next
             # compression (each one costs a summary call and the cached prefix).
-            if predicted < self.threshold_tokens * TARGET_FRACTION:
+            if predicted < self.threshold_tokens * self.config.target_fraction:
                 return bounds
             fallback = bounds
         return fallback if (force or fallback is not None) else None
