@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from herald.cron import CronStore
-from herald.gateway.lifecycle import GatewayStatus, RunFiles
 from herald.mcp.server.reading import HeraldReader
 from herald.state import StateStore
+from herald.state.run_files import GatewayStatus, RunFiles
 from herald.testing.homes import make_home
 from herald.tools import ToolArgumentError
 

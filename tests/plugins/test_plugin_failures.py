@@ -151,6 +151,11 @@ def test_a_plugin_tool_clashing_with_a_built_in_is_namespaced(make_agent, fake_l
         Reply.text("done"),
     )
     agent, statuses = _agent(make_agent, ["shadow"])
+    # Where the full schema goes is what this test checks; deferral has its own tests.
+    agent = make_agent(
+        config={"plugins": {"enabled": ["shadow"]}, "toolsets": {"defer_external": False}},
+        callbacks=TurnCallbacks(on_status=statuses.append),
+    )
     agent.run_turn("read it")
     requests = fake_llm.model_requests()
     names = [t["function"]["name"] for t in requests[0].tools]

@@ -132,6 +132,7 @@ def test_toolset_config_storage_secrets_and_session_hooks(make_agent, fake_llm, 
     agent = make_agent(
         config={
             "plugins": {"enabled": ["greeter"], "config": {"greeter": {"greeting": "ahoy"}}},
+            "toolsets": {"defer_external": False},  # the full schemas are what is checked
         },
         env={"GREETER_TOKEN": "tok-123"},
     )

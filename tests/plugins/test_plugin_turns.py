@@ -32,7 +32,10 @@ def register(ctx):
 def test_a_plugin_tool_is_called_and_a_hook_adds_context(make_agent, fake_llm, tmp_path: Path):
     write_plugin(tmp_path / "home" / "plugins", "weather", WEATHER, provides=["tools", "hooks"])
     fake_llm.enqueue(Reply.tool_call("weather", {"city": "Oslo"}), Reply.text("It is sunny."))
-    agent = make_agent(config={"plugins": {"enabled": ["weather"]}})
+    # Full schemas, to check where they go (by default plugin tools are deferred: below).
+    agent = make_agent(
+        config={"plugins": {"enabled": ["weather"]}, "toolsets": {"defer_external": False}}
+    )
     result = agent.run_turn("weather in Oslo?")
     assert result.final_text == "It is sunny."
     first, second = fake_llm.model_requests()
@@ -49,6 +52,18 @@ def test_a_plugin_tool_is_called_and_a_hook_adds_context(make_agent, fake_llm, t
     assert default_registry().get("weather") is None  # on this agent's overlay only
     stored = agent.store.get_messages(result.session_id)
     assert next(m for m in stored if m.role == "user").content == "weather in Oslo?"
+
+
+def test_plugin_tools_are_deferred_by_default(make_agent, fake_llm, tmp_path: Path):
+    write_plugin(tmp_path / "home" / "plugins", "weather", WEATHER, provides=["tools", "hooks"])
+    fake_llm.enqueue(Reply.tool_call("weather", {"city": "Oslo"}), Reply.text("It is sunny."))
+    agent = make_agent(config={"plugins": {"enabled": ["weather"]}})
+    assert agent.run_turn("weather in Oslo?").final_text == "It is sunny."
+    first, second = fake_llm.model_requests()
+    tools = {t["function"]["name"]: t["function"] for t in first.tools}
+    assert "weather" not in tools and "weather" in tools["tool_search"]["description"]
+    assert [t["function"]["name"] for t in second.tools][-1] == "weather"  # loaded by the call
+    assert [m for m in second.messages if m["role"] == "tool"][-1]["content"] == "sunny in Oslo"
 
 
 def test_plugins_not_enabled_do_not_load(make_agent, fake_llm, tmp_path: Path):

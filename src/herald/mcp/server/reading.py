@@ -91,7 +91,7 @@ class HeraldReader:
         return self._builtin("skill_view", args)
 
     def send_message(self, platform: str, chat_id: str, text: str) -> str:
-        from herald.gateway.lifecycle import RunFiles
+        from herald.state.run_files import RunFiles
 
         status = RunFiles(self.settings.home).read_status()
         if not status.running:
