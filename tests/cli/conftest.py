@@ -19,7 +19,9 @@ def herald_home(isolated_env: Path, fake_llm) -> Path:
 
 @pytest.fixture
 def run_cli():
-    def run(*args: str, timeout: float = 60, input: str | None = None) -> subprocess.CompletedProcess:
+    def run(
+        *args: str, timeout: float = 60, input: str | None = None
+    ) -> subprocess.CompletedProcess:
         return subprocess.run(
             [sys.executable, "-m", "herald", *args],
             capture_output=True,

@@ -64,8 +64,16 @@ def test_doctor_reports_unreachable_provider_with_a_fix(herald_home, run_cli):
 
 
 def test_setup_writes_config_and_env(herald_home, run_cli):
-    proc = run_cli("setup", "--provider", "anthropic", "--model", "claude-x", "--api-key", "-",
-                   input="sk-ant-from-stdin\n")
+    proc = run_cli(
+        "setup",
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-x",
+        "--api-key",
+        "-",
+        input="sk-ant-from-stdin\n",
+    )
     assert proc.returncode == 0, proc.stderr
     config = yaml.safe_load((herald_home / "config.yaml").read_text())
     assert config["model"]["provider"] == "anthropic" and config["model"]["name"] == "claude-x"

@@ -100,10 +100,16 @@ def test_without_a_terminal_dangerous_commands_are_denied(herald_home, fake_llm,
     work = tmp_path / "work"
     work.mkdir()
     (work / "victim.txt").write_text("keep me")
-    fake_llm.enqueue(Reply.tool_call("terminal", {"command": "rm -rf victim.txt"}), Reply.text("ok"))
+    fake_llm.enqueue(
+        Reply.tool_call("terminal", {"command": "rm -rf victim.txt"}), Reply.text("ok")
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "herald", "chat", "-q", "clean"],
-        capture_output=True, text=True, timeout=60, cwd=work, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=work,
+        stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stderr
     assert (work / "victim.txt").read_text() == "keep me"

@@ -93,7 +93,9 @@ def _tool_results(server):
 def test_dangerous_command_waits_for_approval(repl, fake_llm, workdir, answer, kept):
     victim = workdir / "victim.txt"
     victim.write_text("precious")
-    fake_llm.enqueue(Reply.tool_call("terminal", {"command": "rm -rf victim.txt"}), Reply.text("all done"))
+    fake_llm.enqueue(
+        Reply.tool_call("terminal", {"command": "rm -rf victim.txt"}), Reply.text("all done")
+    )
     repl.sendline("clean up")
     repl.expect("Herald wants to run: rm -rf victim.txt")
     repl.expect("answer")
@@ -106,9 +108,11 @@ def test_dangerous_command_waits_for_approval(repl, fake_llm, workdir, answer, k
 
 def test_compress_command(repl, fake_llm):
     fake_llm.set_handler(
-        lambda req: Reply.text("## Goal\nx")
-        if req.system and req.system.startswith("You compress")
-        else Reply.text("short reply")
+        lambda req: (
+            Reply.text("## Goal\nx")
+            if req.system and req.system.startswith("You compress")
+            else Reply.text("short reply")
+        )
     )
     for i in range(4):
         repl.sendline(f"message {i}")

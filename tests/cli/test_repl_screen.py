@@ -11,8 +11,7 @@ from herald.testing.fake_llm import Fault, Reply
 pytest.importorskip("pexpect")
 pytest.importorskip("pyte")
 
-from tests.cli.screen import COLS, Screen
-from tests.stream_discard import needs_engine_stream_discard
+from screen_support import COLS, Screen
 
 
 @pytest.fixture
@@ -88,7 +87,6 @@ def test_the_approval_prompt_shows_every_choice_and_the_command(screen, fake_llm
     screen.wait_for("ok")
 
 
-@needs_engine_stream_discard
 def test_a_retried_stream_leaves_only_the_good_attempt(screen, fake_llm):
     fake_llm.enqueue(
         Fault.drop_mid_stream(3, Reply.text("partial0 partial1 partial2 partial3", chunk_size=9)),

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from tests.stream_discard import needs_engine_stream_discard
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_api_runner_e2e import AUTH, client
@@ -212,7 +211,6 @@ async def test_unknown_paths_and_methods_are_openai_errors(
     assert wrong.status_code == 405 and error_of(wrong)["code"] == "method_not_allowed"
 
 
-@needs_engine_stream_discard
 async def test_a_retried_stream_never_sends_the_failed_attempts_text(
     gateway: tuple[GatewayRunner, ApiAdapter], fake_llm: FakeLLMServer
 ) -> None:

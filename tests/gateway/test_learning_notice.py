@@ -17,7 +17,12 @@ async def test_what_the_reviewer_learned_is_posted_in_the_chat(start_gateway, fa
         if is_review(req):
             if req.messages[-1]["role"] == "user":
                 return Reply.tool_calls(
-                    [ToolCallSpec("memory", {"action": "add", "target": "user", "content": "Likes short answers."})]
+                    [
+                        ToolCallSpec(
+                            "memory",
+                            {"action": "add", "target": "user", "content": "Likes short answers."},
+                        )
+                    ]
                 )
             return Reply.text("saved one memory")
         return Reply.text("A long, rambling answer.")

@@ -114,7 +114,10 @@ async def test_an_overloaded_provider_becomes_a_human_sentence(start_gateway, fa
     fake_llm.enqueue([Fault.status(529, "Overloaded")] * 4)
     result = await chat.inject("hello?")
     assert result.status == "error"
-    assert result.text == "⚠️ The model provider is overloaded: HTTP 529: Overloaded; try again in a minute."
+    assert (
+        result.text
+        == "⚠️ The model provider is overloaded: HTTP 529: Overloaded; try again in a minute."
+    )
     assert chat.texts()[-1] == result.text
     # the status line showed the retries as they happened, in the same words
     status = [m for m in chat.sent if m.edits or m.text.startswith("⚙")]
