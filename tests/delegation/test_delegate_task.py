@@ -47,7 +47,7 @@ def stored_api(agent, session_id) -> list[dict]:
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])
 def test_three_children_run_in_parallel_and_answer_in_call_order(make_agent, fake_llm, api):
-    arrived = threading.Barrier(3, timeout=10)
+    arrived = threading.Barrier(3, timeout=60)
 
     def child(request):
         if not is_child(request):

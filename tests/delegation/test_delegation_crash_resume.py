@@ -38,7 +38,7 @@ PARENT = textwrap.dedent(
 
 @pytest.mark.slow
 def test_kill_while_children_run_then_resume_parent_and_children(tmp_path, fake_llm, make_agent):
-    arrived = threading.Barrier(2, timeout=20)
+    arrived = threading.Barrier(2, timeout=60)
     killed = threading.Event()
     process: list[subprocess.Popen] = []
 
