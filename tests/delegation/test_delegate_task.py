@@ -284,24 +284,18 @@ def test_max_concurrent_queues_the_rest(make_agent, fake_llm):
     def child(request):
         if not is_child(request):
             return None
-        statuses = [c.status for c in board.children(parent_id[0])]
+        # The parent's session exists before its first model call, so before any child's.
+        statuses = [c.status for c in board.children(agent.session_id)]
         seen.append(statuses)
         if request.last_user_text in ("a", "b"):
             first_two.wait()
         return Reply.text("ok " + request.last_user_text)
 
-    parent_id: list[str] = []
     fake_llm.set_handler(child)
     fake_llm.enqueue(delegate("a", "b", "c"), Reply.text("done"))
     agent = make_agent(config={"delegation": {"max_concurrent": 2}})
     fake_llm.enqueue()
-    # The parent's id is known once its first request arrives.
     handle = agent.start_turn("go")
-    for _ in range(200):
-        if agent.session_id:
-            parent_id.append(agent.session_id)
-            break
-        threading.Event().wait(0.05)
     handle.result(timeout=60)
     assert [r["final_text"] for r in results_of(fake_llm)] == ["ok a", "ok b", "ok c"]
     # While a and b ran, c waited; never more than two ran at once.
