@@ -5,6 +5,7 @@ data, and results for a chat queued while no gateway runs, sent once one starts.
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -129,10 +130,13 @@ async def test_results_for_a_chat_wait_for_the_gateway_and_go_out_when_it_starts
 
     settings = cron_settings({"cron": {"tick_seconds": 0.2}})
     fake_llm.enqueue(Reply.text("Inbox: 3 new mails"))
+    # On the real clock: the gateway's own scheduler ticks on it too, and must find the
+    # job's next occurrence still ahead (a fixed date here would make it due later on).
+    created = datetime.now(UTC) - timedelta(hours=1, seconds=5)
     with CronStore.for_home(settings.home) as store:
         add_job(settings, store, "mail", JobSpec(schedule="every 1h", prompt="summarise",
-                deliver="loopback:chat-9"), now=utc(2026, 12, 1, 9, 0))  # fmt: skip
-        (record,) = Scheduler(settings, store).tick(utc(2026, 12, 1, 10, 0, 5)).records
+                deliver="loopback:chat-9"), now=created)  # fmt: skip
+        (record,) = Scheduler(settings, store).tick(datetime.now(UTC)).records
         assert record.status == "ok"  # it ran although no gateway is up
         (item,) = store.outbox(job_name="mail")
         assert item.status == "queued"
