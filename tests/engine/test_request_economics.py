@@ -3,6 +3,7 @@ to the request), and a prefix broken outside a compression is reported once."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from herald.engine import TurnCallbacks
@@ -48,10 +49,11 @@ def test_a_changed_prefix_is_reported_once_and_compression_is_not(make_agent, fa
     assert not [s for s in statuses if s.startswith("cache:")]
 
     # Something rewrites an earlier message outside a compression (a bug, or a plugin).
-    agent.transcript.messages[0]["content"] = "first (edited)"
+    messages = agent.transcript.messages
+    messages[0] = dataclasses.replace(messages[0], content="first (edited)", api_content=None)
     fake_llm.enqueue(Reply.text("three"), Reply.text("four"))
     agent.run_turn("third")
-    agent.transcript.messages[2]["content"] = "second (edited)"
+    messages[2] = dataclasses.replace(messages[2], content="second (edited)", api_content=None)
     agent.run_turn("fourth")
     told = [s for s in statuses if s.startswith("cache:")]
     assert told == [

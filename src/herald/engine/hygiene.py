@@ -50,7 +50,7 @@ class HygieneOutcome:
 
 def context_status(rt: SessionRuntime, tools_chars: int) -> ContextStatus:
     transcript = rt.state.transcript
-    messages = list(transcript.messages) if transcript is not None else []
+    messages = transcript.api_messages() if transcript is not None else []
     tokens = rt.accountant.current(rt.state.system_prompt or "", messages, tools_chars)
     window = int(rt.context_engine.context_window or rt.config.context.default_context_window)
     return ContextStatus(tokens, window, len(messages))

@@ -8,7 +8,10 @@ surfaces pass it in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from herald.providers.message import Message
 
 
 class StoredMessageLike(Protocol):
@@ -17,6 +20,8 @@ class StoredMessageLike(Protocol):
     content: str | None
 
     def to_api(self) -> dict[str, Any]: ...
+
+    def to_message(self) -> Message: ...
 
 
 class SessionLike(Protocol):

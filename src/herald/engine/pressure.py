@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 def current_tokens(ctx: TurnContext) -> int:
     prompt = ctx.session.system_prompt
     assert prompt is not None
-    return ctx.accountant.current(prompt, ctx.transcript.messages, ctx.tools.chars)
+    return ctx.accountant.current(prompt, ctx.transcript.api_messages(), ctx.tools.chars)
 
 
 def relieve_pressure(ctx: TurnContext) -> bool:
@@ -33,7 +33,7 @@ def relieve_pressure(ctx: TurnContext) -> bool:
         return False
     tokens = current_tokens(ctx)
     changed = False
-    messages = ctx.transcript.messages
+    messages = ctx.transcript.rows()
     pruned = ctx.context_engine.prune_tool_results_only(messages, prompt_tokens=tokens)
     if pruned is not None and pruned is not messages:
         archived = ctx.transcript.replace(pruned)
@@ -51,7 +51,7 @@ def compress_history(ctx: TurnContext, *, focus: str | None = None, force: bool 
     """Run the context engine's compression and make its result the history."""
     engine = ctx.context_engine
     _set_overhead(ctx)
-    before = ctx.transcript.messages
+    before = ctx.transcript.rows()
     after = engine.compress(before, focus=focus, force=force)
     if after is None or after is before:
         return False

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from herald.context import ROW_ID, rewrite_identity
+from herald.context import rewrite_identity
+from herald.providers.message import Message, to_api_messages
 from herald.tools import RequestSnapshot
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def request_snapshot(ctx: TurnContext) -> RequestSnapshot:
 
 def assemble_messages(
     system_prompt: str,
-    history: list[dict[str, Any]],
+    history: list[Message] | list[dict[str, Any]],
     *,
     session_identity: tuple[str, str],
     active_identity: tuple[str, str],
@@ -49,7 +50,7 @@ def assemble_messages(
     if active_identity != session_identity:
         provider, model = active_identity
         prompt = rewrite_identity(system_prompt, provider=provider, model=model)
-    body = [{k: v for k, v in m.items() if k != ROW_ID} for m in history]
+    body = to_api_messages(history)
     return [{"role": "system", "content": prompt}, *body]
 
 

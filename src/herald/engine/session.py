@@ -13,7 +13,6 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from herald.context import (
-    ROW_ID,
     PromptInputs,
     build_system_prompt,
     discover_context_files,
@@ -21,7 +20,7 @@ from herald.context import (
     prompt_mismatch,
 )
 from herald.engine.repair import repair_transcript
-from herald.engine.transcript import PersistenceError, Transcript, api_view
+from herald.engine.transcript import PersistenceError, Transcript
 
 if TYPE_CHECKING:
     from herald.engine.turn_context import SessionRuntime
@@ -109,7 +108,8 @@ def resume_session(rt: SessionRuntime, session_id: str) -> None:
 def _repair(rt: SessionRuntime) -> None:
     transcript = rt.state.transcript
     assert transcript is not None
-    report = repair_transcript(transcript.load())
+    transcript.messages = transcript.load()
+    report = repair_transcript(transcript.rows())
     if report.changed:
         log.warning(
             "repaired session %s: %d missing tool results, %d orphaned results",
@@ -120,9 +120,9 @@ def _repair(rt: SessionRuntime) -> None:
     tail = report.tail_results  # a crash between a tool call and its result
     kept = report.messages[: len(report.messages) - len(tail)]
     # Results filled in mid-history are not stored (the same repair runs on every load).
-    transcript.messages = [m if ROW_ID in m else api_view(m, None) for m in kept]
+    transcript.messages = transcript.adopt(kept, keep_edited_rows=True)
     transcript.extend(tail)
-    rt.tools.restore_state(transcript.messages, rt.tool_context)
+    rt.tools.restore_state(transcript.api_messages(), rt.tool_context)
 
 
 def build_prompt(rt: SessionRuntime) -> str:

@@ -2,10 +2,13 @@
 
 Every append goes to disk first and joins the in-memory list only once the
 store acknowledged it, so what the model is shown never runs ahead of what a
-crash would leave behind (DESIGN invariant 5). The in-memory list holds the
-API view: a message's `api_content`, when it has one, is what the model saw.
-Each view carries its stored row id under `ROW_ID` (stripped before a request
-is sent) so a compression can say exactly which rows it archives.
+crash would leave behind (DESIGN invariant 5). The in-memory list holds
+`Message` values made from the stored rows (`row_id` set, `to_api()` equal to
+what a resumed session sends), so a compression can say exactly which rows it
+archives.
+
+The context engines still take OpenAI-chat dicts: `rows()` gives them the API
+view with the row id under `ROW_ID`, and `replace()` maps their output back.
 """
 
 from __future__ import annotations
@@ -14,23 +17,19 @@ from typing import Any
 
 from herald.context import ROW_ID
 from herald.engine.ports import TranscriptStore
+from herald.providers.message import Message
 
 
 class PersistenceError(RuntimeError):
     """The store refused a write; the turn must stop rather than run unrecorded."""
 
 
-def api_view(message: dict[str, Any], api_content: str | None) -> dict[str, Any]:
-    """Exactly what the store's `to_api()` gives back for this message after a resume,
-    so a resumed session sends the same bytes as the live one did."""
-    view: dict[str, Any] = {
-        "role": message["role"],
-        "content": api_content if api_content is not None else message.get("content"),
-    }
-    if message.get("tool_calls"):
-        view["tool_calls"] = message["tool_calls"]
-    if message["role"] == "tool" and message.get("tool_call_id") is not None:
-        view["tool_call_id"] = message["tool_call_id"]
+def row_view(message: Message) -> dict[str, Any]:
+    """The dict a context engine is given for `message` (its API view, plus `ROW_ID`
+    when it is stored)."""
+    view = message.to_api()
+    if message.row_id is not None:
+        view[ROW_ID] = message.row_id
     return view
 
 
@@ -38,24 +37,33 @@ class Transcript:
     def __init__(self, store: TranscriptStore, session_id: str):
         self.store = store
         self.session_id = session_id
-        self.messages: list[dict[str, Any]] = []
-        self.added_this_turn: list[dict[str, Any]] = []
+        self.messages: list[Message] = []
+        self.added_this_turn: list[dict[str, Any]] = []  # as appended (reasoning included)
         self.rewrites = 0  # compressions and prunings so far: each breaks the cached prefix
 
-    def load(self) -> list[dict[str, Any]]:
+    def load(self) -> list[Message]:
         try:
             rows = self.store.get_messages(self.session_id)
         except Exception as exc:  # sqlite errors, StateError, refused input
             raise PersistenceError(f"could not read session {self.session_id}: {exc}") from exc
-        return [{**row.to_api(), ROW_ID: row.id} for row in rows]
+        return [row.to_message() for row in rows]
 
-    def append(self, message: dict[str, Any], *, api_content: str | None = None) -> dict[str, Any]:
+    def api_messages(self) -> list[dict[str, Any]]:
+        """The history as a request sends it."""
+        return [m.to_api() for m in self.messages]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The history for a context engine (see `row_view`)."""
+        return [row_view(m) for m in self.messages]
+
+    def append(self, message: dict[str, Any], *, api_content: str | None = None) -> Message:
         try:
             stored = self.store.append_message(self.session_id, message, api_content=api_content)
         except Exception as exc:  # sqlite errors, StateError, refused input
-            raise PersistenceError(f"could not save a {message.get('role')} message: {exc}") from exc
-        view = api_view(message, api_content)
-        view[ROW_ID] = stored.id
+            raise PersistenceError(
+                f"could not save a {message.get('role')} message: {exc}"
+            ) from exc
+        view = stored.to_message()
         self.messages.append(view)
         self.added_this_turn.append(message)
         return view
@@ -68,25 +76,52 @@ class Transcript:
         except Exception as exc:  # sqlite errors, StateError, refused input
             raise PersistenceError(f"could not save {len(messages)} messages: {exc}") from exc
         for message, row in zip(messages, stored, strict=True):
-            view = api_view(message, message.get("api_content"))
-            view[ROW_ID] = row.id
-            self.messages.append(view)
+            self.messages.append(row.to_message())
             self.added_this_turn.append(message)
 
-    def replace(self, new_messages: list[dict[str, Any]]) -> int:
-        """Make `new_messages` (a context engine's output) the history: the rows between
+    def adopt(
+        self, rows: list[dict[str, Any] | Message], *, keep_edited_rows: bool = False
+    ) -> list[Message]:
+        """A context engine's (or repair's) output as messages: a dict that is the
+        unchanged view of a stored row is that row; anything else is new (no row id),
+        except that with `keep_edited_rows` (repair's in-memory fixes, never stored) an
+        edited row keeps its row id."""
+        by_id = {m.row_id: m for m in self.messages if m.row_id is not None}
+        out: list[Message] = []
+        for item in rows:
+            if isinstance(item, Message):
+                out.append(item)
+                continue
+            known = by_id.get(item.get(ROW_ID)) if ROW_ID in item else None
+            if known is not None and row_view(known) == item:
+                out.append(known)
+            else:
+                row_id = item.get(ROW_ID) if keep_edited_rows else None
+                fields = {k: v for k, v in item.items() if k != ROW_ID}
+                out.append(Message.from_api(fields, row_id=row_id))
+        return out
+
+    def replace(self, new_rows: list[dict[str, Any] | Message]) -> int:
+        """Make `new_rows` (a context engine's output) the history: the rows between
         the unchanged prefix and suffix are archived and the new rows inserted in one
         transaction (invariant 4: nothing is deleted). Returns the rows archived."""
         old = self.messages
+        new_messages = self.adopt(new_rows)
         start = 0
         while start < min(len(old), len(new_messages)) and _same(old[start], new_messages[start]):
             start += 1
         end_old, end_new = len(old), len(new_messages)
-        while end_old > start and end_new > start and _same(old[end_old - 1], new_messages[end_new - 1]):
+        while (
+            end_old > start
+            and end_new > start
+            and _same(old[end_old - 1], new_messages[end_new - 1])
+        ):
             end_old -= 1
             end_new -= 1
-        replaced = [m[ROW_ID] for m in old[start:end_old] if ROW_ID in m]
-        inserted = [{k: v for k, v in m.items() if k != ROW_ID} for m in new_messages[start:end_new]]
+        replaced = [m.row_id for m in old[start:end_old] if m.row_id is not None]
+        inserted = [_to_store(m, r) for m, r in zip(new_messages, new_rows, strict=True)][
+            start:end_new
+        ]
         if not replaced and not inserted:
             return 0
         try:
@@ -96,11 +131,7 @@ class Transcript:
                 stored = self.store.append_messages(self.session_id, inserted)
         except Exception as exc:  # sqlite errors, StateError, a non-contiguous range
             raise PersistenceError(f"could not save the compressed history: {exc}") from exc
-        views = []
-        for message, row in zip(inserted, stored, strict=True):
-            view = api_view(message, None)
-            view[ROW_ID] = row.id
-            views.append(view)
+        views = [row.to_message() for row in stored]
         self.messages = [*old[:start], *views, *new_messages[end_new:]]
         self.rewrites += 1
         return len(replaced)
@@ -109,8 +140,14 @@ class Transcript:
         self.added_this_turn = []
 
 
-def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    """The same stored row, unchanged (an engine may copy rows it keeps)."""
-    if a is b:
-        return True
-    return ROW_ID in a and a.get(ROW_ID) == b.get(ROW_ID) and a == b
+def _to_store(message: Message, given: dict[str, Any] | Message) -> dict[str, Any]:
+    """What the store is handed for a new row: the engine's own dict (minus `ROW_ID`)
+    when it gave one, so the stored bytes are what it wrote."""
+    if isinstance(given, Message):
+        return message.to_store()
+    return {k: v for k, v in given.items() if k != ROW_ID}
+
+
+def _same(a: Message, b: Message) -> bool:
+    """The same stored row, unchanged."""
+    return a is b or (a.row_id is not None and a == b)

@@ -18,6 +18,7 @@ from herald.providers.client import ModelClient
 from herald.providers.credentials import CredentialPool, KeyStatus
 from herald.providers.error_mapping import to_provider_error
 from herald.providers.errors import ClassifiedError, FailoverReason, Recovery, classify_error
+from herald.providers.message import Message, from_api_messages, to_api_messages
 from herald.providers.pricing import Price, estimate_cost, price_for
 from herald.providers.probe import ProbeResult, probe_endpoint
 from herald.providers.selection import (
@@ -44,6 +45,7 @@ __all__ = [
     "Endpoint",
     "FailoverReason",
     "KeyStatus",
+    "Message",
     "ModelClient",
     "NormalizedResponse",
     "Price",
@@ -61,6 +63,7 @@ __all__ = [
     "create_transport",
     "detect_provider",
     "estimate_cost",
+    "from_api_messages",
     "price_for",
     "probe_endpoint",
     "register_transport",
@@ -69,6 +72,7 @@ __all__ = [
     "resolve_endpoint",
     "resolve_selection",
     "sleep_interruptible",
+    "to_api_messages",
     "to_provider_error",
     "transport_modes",
 ]

@@ -8,6 +8,9 @@ import sqlite3
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from herald.providers.base import ToolCall
+from herald.providers.message import Message
+
 
 @dataclass(frozen=True)
 class SessionRecord:
@@ -112,6 +115,18 @@ class StoredMessage:
         if self.role == "tool" and self.tool_call_id is not None:
             message["tool_call_id"] = self.tool_call_id
         return message
+
+    def to_message(self) -> Message:
+        """This row as the engine's `Message`: `row_id` set, `to_api()` equal to ours."""
+        return Message(
+            role=self.role,
+            content=self.content,
+            tool_calls=tuple(ToolCall.from_message_dict(c) for c in self.tool_calls or ()),
+            tool_call_id=self.tool_call_id,
+            name=self.tool_name,
+            api_content=self.api_content,
+            row_id=self.id,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-safe, for export."""
