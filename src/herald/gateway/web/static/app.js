@@ -62,9 +62,12 @@
   });
 
   // ---- chat list -----------------------------------------------------------------------
+  let chatsRequest = 0;
   async function loadChats() {
     const q = $("search").value.trim();
+    const mine = ++chatsRequest;
     const body = await api("/api/chats" + (q ? "?q=" + encodeURIComponent(q) : ""));
+    if (mine !== chatsRequest) return;  // a newer list (another search) is on its way
     const list = $("chat-list");
     list.replaceChildren();
     if (!body.chats.length) list.append(el("li", "muted", q ? "No session matches." : "No chats yet."));
