@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 from herald.gateway.adapters.api_locks import KeyedLocks
 from herald.gateway.adapters.api_server import (
     AdapterConfigError,
-    EmbeddedServer,
     platform_section,
     resolve_secret,
 )
 from herald.gateway.adapters.http_base import HttpResponseAdapter
+from herald.gateway.adapters.served import ServedAdapter
 from herald.gateway.contracts import (
     DispatchResult,
     EventSink,
@@ -52,7 +52,7 @@ __all__ = ["AdapterConfigError", "ApiAdapter", "create_adapter"]
 _MIN_KEY_CHARS = 16
 
 
-class ApiAdapter(HttpResponseAdapter):
+class ApiAdapter(ServedAdapter, HttpResponseAdapter):
     name = "api"
     push_refusal = "the API answers in the HTTP response and cannot push messages"
 
@@ -77,8 +77,6 @@ class ApiAdapter(HttpResponseAdapter):
         self._store = store
         self._own_store = False
         self._extra = tuple(dict.fromkeys((*secret_values, api_key)))
-        self._sink: EventSink | None = None
-        self._server: EmbeddedServer | None = None
         self._locks = KeyedLocks()
         self._turns: set[asyncio.Task[DispatchResult]] = set()
 
@@ -87,25 +85,10 @@ class ApiAdapter(HttpResponseAdapter):
     async def connect(self, sink: EventSink) -> None:
         from herald.gateway.adapters.api_app import build_api_app
 
-        self._sink = sink
-        store_for = getattr(sink, "store_for", None)
-        if self._store is None and callable(store_for):  # share the runner's store
-            self._store = store_for(getattr(sink, "default_profile", "default"))
-        server = EmbeddedServer(
-            build_api_app(self), host=self.host, port=self.requested_port, name="api"
-        )
-        await server.start()
-        self._server = server
+        await self._serve(sink, build_api_app, host=self.host, port=self.requested_port)
 
     async def disconnect(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            await server.stop()
-        if self._turns:  # let running turns finish their bookkeeping
-            await asyncio.wait(set(self._turns), timeout=10)
-        if self._own_store and self._store is not None:
-            self._store.close()
-            self._store, self._own_store = None, False
+        await self._stop_serving()
 
     @property
     def base_url(self) -> str:
@@ -121,14 +104,8 @@ class ApiAdapter(HttpResponseAdapter):
     def extra_secrets(self) -> tuple[str, ...]:
         return self._extra
 
-    def store(self) -> StateStore:
-        if self._store is None:
-            from herald.state import StateStore
-
-            home_root = self._home.root if self._home is not None else _default_home_root()
-            self._store = StateStore(Path(home_root) / "state.db")
-            self._own_store = True
-        return self._store
+    def _state_root(self) -> Path:
+        return self._home.root if self._home is not None else _default_home_root()
 
     def start_chat_turn(
         self,

@@ -21,7 +21,8 @@ import secrets as secrets_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from herald.gateway.adapters.api_server import AdapterConfigError, EmbeddedServer, platform_section
+from herald.gateway.adapters.api_server import AdapterConfigError, platform_section
+from herald.gateway.adapters.served import ServedAdapter
 from herald.gateway.contracts import (
     Button,
     DispatchResult,
@@ -48,7 +49,7 @@ OWNER = "owner"
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-class WebAdapter(PlatformAdapter):
+class WebAdapter(ServedAdapter, PlatformAdapter):
     name = "web"
     push_replies = True
 
@@ -82,8 +83,6 @@ class WebAdapter(PlatformAdapter):
         self._store = store
         self._own_store = False
         self._extra = tuple(secret_values)
-        self._sink: EventSink | None = None
-        self._server: EmbeddedServer | None = None
         self._turns: set[asyncio.Task[Any]] = set()
         self.running: dict[str, str] = {}  # chat id -> message id of the running turn
 
@@ -92,25 +91,10 @@ class WebAdapter(PlatformAdapter):
     async def connect(self, sink: EventSink) -> None:
         from herald.gateway.web.app import build_web_app
 
-        self._sink = sink
-        store_for = getattr(sink, "store_for", None)
-        if self._store is None and callable(store_for):
-            self._store = store_for(getattr(sink, "default_profile", "default"))
-        server = EmbeddedServer(
-            build_web_app(self), host=self.settings.host, port=self.settings.port, name="web"
-        )
-        await server.start()
-        self._server = server
+        await self._serve(sink, build_web_app, host=self.settings.host, port=self.settings.port)
 
     async def disconnect(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            await server.stop()
-        if self._turns:
-            await asyncio.wait(set(self._turns), timeout=10)
-        if self._own_store and self._store is not None:
-            self._store.close()
-            self._store, self._own_store = None, False
+        await self._stop_serving()
 
     @property
     def port(self) -> int:
@@ -122,13 +106,8 @@ class WebAdapter(PlatformAdapter):
     def url(self) -> str:
         return f"http://{self.settings.host}:{self.port}{self.base_path}/"
 
-    def store(self) -> StateStore:
-        if self._store is None:
-            from herald.state import StateStore
-
-            self._store = StateStore(self.home_root / "state.db")
-            self._own_store = True
-        return self._store
+    def _state_root(self) -> Path:
+        return self.home_root
 
     # ---- capabilities ---------------------------------------------------------------------
 
