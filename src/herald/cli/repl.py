@@ -57,7 +57,7 @@ class Repl:
             self.settings,
             self.store,
             session_id=session_id,
-            options=AgentOptions(source="cli", platform="cli", max_iterations=self.max_turns),
+            options=AgentOptions(source="cli", max_iterations=self.max_turns),
             callbacks=self._callbacks(),  # for what happens between turns (/compress)
         )
 

@@ -155,5 +155,4 @@ __all__ = [
     "RunStatus",
     "SchedulerBeat",
     "new_holder",
-    "pid_alive",
 ]

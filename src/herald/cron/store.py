@@ -33,7 +33,6 @@ from herald.cron.records import (
     RunStatus,
     SchedulerBeat,
     new_holder,
-    pid_alive,
 )
 
 _SCHEMA = """
@@ -519,5 +518,4 @@ __all__ = [
     "RunStatus",
     "SchedulerBeat",
     "new_holder",
-    "pid_alive",
 ]

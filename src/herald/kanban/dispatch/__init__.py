@@ -5,7 +5,6 @@ from herald.kanban.dispatch.dispatcher import (
     Dispatcher,
     RoundReport,
     gateway_dispatcher,
-    pid_alive,
 )
 from herald.kanban.dispatch.worker import (
     EXIT_CANNOT_START,
@@ -26,7 +25,6 @@ __all__ = [
     "RoundReport",
     "WorkerOutcome",
     "gateway_dispatcher",
-    "pid_alive",
     "run_worker",
     "worker_prompt",
 ]

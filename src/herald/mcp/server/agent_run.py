@@ -136,7 +136,7 @@ def open_session_agent(
                 provider=provider,
                 title=title,
             )
-        options = AgentOptions(source=source, platform=source, max_turns=max_turns)
+        options = AgentOptions(source=source, max_iterations=max_turns)
         if cwd is not None:
             options.cwd = cwd
         if toolset is not None:
