@@ -11,6 +11,7 @@ from herald.engine import ExitReason
 from herald.state import StateStore
 from herald.testing.fake_llm import Reply, ToolCallSpec
 from herald.testing.transcript_checks import transcript_problems
+from herald.tools.todo import TodoList
 
 TODOS = {"todos": [{"id": "1", "content": "write tests", "status": "in_progress"}]}
 
@@ -169,7 +170,7 @@ def test_todo_state_is_rebuilt_on_resume(make_agent, fake_llm):
     first = make_agent()
     sid = first.run_turn("plan").session_id
     resumed = make_agent(session_id=sid)
-    assert resumed.tool_context.state["todo"] == TODOS["todos"]
+    assert resumed.tool_context.own(TodoList).items == TODOS["todos"]
 
 
 def test_soul_md_replaces_the_default_identity(make_agent, fake_llm):

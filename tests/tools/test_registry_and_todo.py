@@ -7,7 +7,7 @@ import json
 import pytest
 
 from herald.tools import ERROR_PREFIX, ToolArgumentError, ToolContext, ToolRegistry, sanitize_error
-from herald.tools.todo import apply_todos, restore_todo
+from herald.tools.todo import TodoList, apply_todos, restore_todo
 
 
 @pytest.fixture
@@ -93,6 +93,24 @@ def test_todo_restore_takes_the_last_successful_result():
         {"role": "assistant", "tool_calls": [call("c3")]},
         {"role": "tool", "tool_call_id": "c3", "content": "[TOOL_ERROR] bad"},
     ]
-    state: dict = {}
-    restore_todo(messages, state)
-    assert state["todo"] == last["todos"]
+    ctx = ToolContext()
+    restore_todo(messages, ctx)
+    assert ctx.own(TodoList).items == last["todos"]
+
+
+def test_own_gives_each_agent_one_typed_instance_per_state_class():
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Seen:
+        ids: set[str] = field(default_factory=set)
+
+    @dataclass
+    class Other:
+        ids: set[str] = field(default_factory=set)
+
+    one, two = ToolContext(), ToolContext()
+    one.own(Seen).ids.add("a")
+    assert one.own(Seen).ids == {"a"}  # the same instance on every call
+    assert one.own(Other).ids == set()  # a different class is a different slot
+    assert two.own(Seen).ids == set()  # another agent's context has its own

@@ -18,7 +18,7 @@ from test_terminal_support import (
 )
 
 from herald.config import load_config
-from herald.tools.terminal_approval import SESSION_PATTERNS_KEY
+from herald.tools.terminal_approval import SessionApprovals
 
 
 def _saved_always_allow(config_path: Path) -> list[str]:
@@ -46,7 +46,7 @@ def test_session_approval_is_remembered_for_the_session_only(tmp_path: Path) -> 
     h.ok("terminal", command=NEEDS_APPROVAL)
     h.ok("terminal", command=NEEDS_APPROVAL)
     assert len(human.prompts) == 1
-    assert h.ctx.state[SESSION_PATTERNS_KEY]
+    assert h.ctx.own(SessionApprovals).patterns
     assert _saved_always_allow(h.settings.home.config_path) == []
     h.close()
     other_session = make_harness(tmp_path, approve=FakeHuman(["deny"]))

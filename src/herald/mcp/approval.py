@@ -15,6 +15,7 @@ who is not there. ``approvals.mode: off`` runs calls unasked, as for commands.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from herald.config import HeraldConfig
@@ -22,7 +23,14 @@ from herald.safety import ApprovalPrompt, redact
 from herald.tools import ToolArgumentError, ToolContext
 from herald.tools.terminal_approval import ask_human
 
-SESSION_APPROVED_KEY = "mcp_session_approved"
+
+@dataclass
+class ApprovedMcpTools:
+    """MCP tools the human approved for the rest of this session."""
+
+    names: set[str] = field(default_factory=set)
+
+
 ARGUMENT_PREVIEW_CHARS = 300
 CHOICES = ("once", "session", "deny")
 
@@ -69,7 +77,7 @@ def gate_call(
     approvals = config.approvals
     if approvals.mode == "off":
         return
-    approved: set[str] = ctx.state.setdefault(SESSION_APPROVED_KEY, set())
+    approved = ctx.own(ApprovedMcpTools).names
     if tool_name in approved:
         return
     what = f"the MCP tool {tool} of server {server}"

@@ -11,6 +11,7 @@ model needs the full list to consolidate, which a capped error string would cut.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from herald.config.schema_memory import MemoryConfig
@@ -20,7 +21,13 @@ from herald.memory.manager import MemoryManager
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
-BUILTIN_STATE_KEY = "memory.builtin"  # a standalone BuiltinMemory when no manager is attached
+
+@dataclass
+class StandaloneMemory:
+    """The BuiltinMemory of an agent with no memory manager attached."""
+
+    memory: BuiltinMemory | None = None
+
 
 SCHEMA: dict[str, Any] = {
     "description": (
@@ -51,19 +58,18 @@ SCHEMA: dict[str, Any] = {
 def memory_for(ctx: ToolContext) -> BuiltinMemory:
     """The BuiltinMemory this agent writes through: the attached manager's (which
     shares the snapshot's clobber guard and mirrors writes to the provider), else a
-    standalone one kept in the tool state."""
+    standalone one kept in this agent's tool state."""
     manager = ctx.memory
     if isinstance(manager, MemoryManager):
         return manager.builtin
-    memory = ctx.state.get(BUILTIN_STATE_KEY)
-    if isinstance(memory, BuiltinMemory):
-        return memory
+    standalone = ctx.own(StandaloneMemory)
+    if standalone.memory is not None:
+        return standalone.memory
     if ctx.home is None:
         raise ToolArgumentError("memory is unavailable: this agent has no Herald home")
     config = ctx.config.memory if ctx.config is not None else MemoryConfig()
-    memory = BuiltinMemory(ctx.home, config)
-    ctx.state[BUILTIN_STATE_KEY] = memory
-    return memory
+    standalone.memory = BuiltinMemory(ctx.home, config)
+    return standalone.memory
 
 
 def _text(args: dict[str, Any], name: str) -> str | None:

@@ -51,7 +51,7 @@ def tool(
     check: Callable[[ToolContext], bool] | None = None,
     requires_env: Iterable[str] = (),
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
-    restore: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None,
+    restore: Callable[[list[dict[str, Any]], ToolContext], None] | None = None,
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
     """Turn ``fn(ctx, **arguments)`` into a `ToolSpec`.
 

@@ -36,7 +36,9 @@ def handle_write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     raw = str_arg(args, "path")
     path = resolve_path(env, raw)
     shown = raw.strip() if raw else path
-    gate_write("write_file", path, ctx, env)  # sensitive targets need the same approval as a shell write
+    gate_write(
+        "write_file", path, ctx, env
+    )  # sensitive targets need the same approval as a shell write
     content = args.get("content")
     if content is None:
         raise ToolArgumentError("missing required argument 'content' (use \"\" for an empty file)")

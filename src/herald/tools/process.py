@@ -12,6 +12,7 @@ Results are JSON objects.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from herald.config import HeraldConfig
@@ -33,8 +34,16 @@ from herald.tools.terminal_approval import gate_command
 from herald.tools.terminal_output import head_tail
 
 ACTIONS = ("list", "poll", "log", "wait", "kill", "write")
-READ_KEY = "process.read_offsets"  # ctx.state: id -> characters already shown
-KILLED_KEY = "process.killed"  # ctx.state: ids the model killed
+
+
+@dataclass
+class ProcessViews:
+    """What this agent's `process` calls have seen (`ctx.own(ProcessViews)`)."""
+
+    read_offsets: dict[str, int] = field(default_factory=dict)  # id -> characters shown
+    killed: set[str] = field(default_factory=set)  # ids the model killed
+
+
 MAX_LOG_CHARS = 20_000
 POLL_TAIL_CHARS = 2_000
 DEFAULT_WAIT_S = 30
@@ -73,13 +82,12 @@ SCHEMA: dict[str, Any] = {
 
 
 def _offsets(ctx: ToolContext) -> dict[str, int]:
-    offsets: dict[str, int] = ctx.state.setdefault(READ_KEY, {})
-    return offsets
+    return ctx.own(ProcessViews).read_offsets
 
 
 def _status(process: BackgroundProcess, ctx: ToolContext) -> dict[str, Any]:
     code = process.poll()
-    killed = process.id in ctx.state.get(KILLED_KEY, set())
+    killed = process.id in ctx.own(ProcessViews).killed
     status = "running" if code is None else ("killed" if killed else "exited")
     return {
         "id": process.id,
@@ -208,7 +216,7 @@ def process_tool(args: dict[str, Any], ctx: ToolContext) -> str | dict[str, Any]
             return {**status, **_new_output(process, ctx)}
         if action == "kill":
             if process.poll() is None:
-                ctx.state.setdefault(KILLED_KEY, set()).add(process.id)
+                ctx.own(ProcessViews).killed.add(process.id)
             process.kill()
             return {**_status(process, ctx), **_new_output(process, ctx)}
         return _write(process, args, ctx)

@@ -35,7 +35,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from herald.safety import strip_structure_tags
 from herald.tools.coercion import coerce_arguments
@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 
 ToolHandler = Callable[[dict[str, Any], "ToolContext"], Any]
 PathMode = Literal["read", "write"]
+S = TypeVar("S")
+_OWN_LOCK = threading.Lock()  # parallel-safe calls may ask for the same state at once
 
 ERROR_PREFIX = "[TOOL_ERROR]"
 MAX_ERROR_CHARS = 2000
@@ -68,9 +70,9 @@ class ToolContext:
 
     session_id: str | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
-    # Each tool's own per-agent state (the todo list, killed process ids), keyed by the
-    # tool that owns it; services the tools share are the typed fields below.
-    state: dict[str, Any] = field(default_factory=dict)
+    # Each tool's own per-agent state (the todo list, killed process ids) is reached with
+    # `own(TheStateClass)`; services the tools share are the typed fields below.
+    _owned: dict[type, Any] = field(default_factory=dict, repr=False)
     home: HeraldHome | None = None
     config: HeraldConfig | None = None
     secrets: Secrets | None = None
@@ -95,6 +97,16 @@ class ToolContext:
     notify: Callable[[str], None] | None = None
     parent_request: Callable[[], RequestSnapshot] | None = None
     spawn_agent: Callable[..., Any] | None = None
+
+    def own(self, kind: type[S]) -> S:
+        """This agent's instance of `kind`, a tool's private per-agent state (its class
+        is the key, so the state is typed and no two tools can collide on a name). It is
+        made with no arguments on first use and lives as long as the agent."""
+        with _OWN_LOCK:
+            value = self._owned.get(kind)
+            if value is None:
+                value = self._owned[kind] = kind()
+            return value
 
 
 @dataclass(frozen=True)
@@ -134,7 +146,7 @@ class ToolSpec:
     writes: tuple[str, ...] = ()
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     # Rebuilds the tool's per-agent state from a resumed transcript.
-    restore_fn: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None
+    restore_fn: Callable[[list[dict[str, Any]], ToolContext], None] | None = None
 
     @property
     def path_scopes(self) -> tuple[PathScope, ...]:
@@ -238,7 +250,7 @@ class ToolRegistry:
         parallel_safe: bool = False,
         path_scope: str | None = None,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
-        restore_fn: Callable[[list[dict[str, Any]], dict[str, Any]], None] | None = None,
+        restore_fn: Callable[[list[dict[str, Any]], ToolContext], None] | None = None,
     ) -> ToolSpec:
         scopes = parse_path_scope(path_scope)  # a malformed scope is a bug in the tool module
         if max_result_chars < 1:
@@ -289,7 +301,7 @@ class ToolRegistry:
         """Let each tool rebuild its per-agent state from a resumed transcript."""
         for spec in list(self._specs().values()):
             if spec.restore_fn is not None:
-                spec.restore_fn(messages, ctx.state)
+                spec.restore_fn(messages, ctx)
 
     def toolsets(self) -> dict[str, list[str]]:
         """Tool names by the toolset they registered with."""

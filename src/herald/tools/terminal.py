@@ -15,6 +15,7 @@ use, stored on ``ctx.environment`` (the owner of the context closes it).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from herald.config import ConfigError, HeraldConfig
@@ -32,7 +33,16 @@ from herald.tools.terminal_approval import CommandRefused, gate_command
 from herald.tools.terminal_output import render_exec_result
 
 TOOLSET = "terminal"
-PROCESSES_KEY = "terminal.processes"  # ctx.state: id -> BackgroundProcess, start order
+
+
+@dataclass
+class BackgroundProcesses:
+    """This agent's background processes (`ctx.own(BackgroundProcesses)`): id -> process,
+    in start order."""
+
+    by_id: dict[str, BackgroundProcess] = field(default_factory=dict)
+
+
 MAX_RUNNING_BACKGROUND = 32
 # The registry's generic cap sits above ours, so our head/tail cut and the status
 # line always come first and survive.
@@ -89,8 +99,7 @@ def session_environment(ctx: ToolContext) -> Environment:
 
 
 def background_processes(ctx: ToolContext) -> dict[str, BackgroundProcess]:
-    processes: dict[str, BackgroundProcess] = ctx.state.setdefault(PROCESSES_KEY, {})
-    return processes
+    return ctx.own(BackgroundProcesses).by_id
 
 
 def secret_values(ctx: ToolContext) -> list[str]:

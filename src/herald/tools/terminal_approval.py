@@ -5,11 +5,10 @@ Order: the hard-line floor (`check_command`; commands over the parser limits
 are saved as a script the model can run instead), then the approval policy
 (`herald.safety.ApprovalPolicy`): deny globs, ``approvals.mode``, session and
 always-allow patterns, the smart-mode judge, a human, or the unattended
-default of the surface. Per-session state lives in ``ctx.state``:
-
-- ``approval_session_patterns`` (set[str]): commands approved "for this session";
-- ``approval_judge`` (callable ``judge(prompt_text) -> str``): installed by a
-  surface that has an auxiliary model; without it smart mode asks the human.
+default of the surface. Commands approved "for this session" are kept in
+`SessionApprovals` (``ctx.own(SessionApprovals)``); the smart-mode judge is
+``ctx.judge``, installed by a surface that has an auxiliary model (without it
+smart mode asks the human).
 
 Anything refused raises `CommandRefused`, which the registry turns into an
 error result carrying exactly its message.
@@ -21,6 +20,7 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from herald.config import (
     ConfigError,
@@ -44,7 +44,14 @@ from herald.safety import (
 )
 from herald.tools.registry import ToolArgumentError, ToolContext
 
-SESSION_PATTERNS_KEY = "approval_session_patterns"
+
+@dataclass
+class SessionApprovals:
+    """Command patterns the human approved for the rest of this session."""
+
+    patterns: set[str] = field(default_factory=set)
+
+
 _NO_RETRY = "Do not retry the same command or a variant of it"
 
 
@@ -194,7 +201,7 @@ def gate_command(
     verdict = check_command(command, env=env)
     if verdict.is_hardline and verdict.rule == PARSER_LIMITS_RULE:
         raise CommandRefused(_blocked_script_message(command, ctx, environment))
-    session_patterns = ctx.state.setdefault(SESSION_PATTERNS_KEY, set())
+    session_patterns = ctx.own(SessionApprovals).patterns
     policy = ApprovalPolicy(
         config.approvals,
         judge=ctx.judge,
@@ -222,8 +229,8 @@ def gate_command(
 
 
 __all__ = [
-    "SESSION_PATTERNS_KEY",
     "CommandRefused",
+    "SessionApprovals",
     "ask_human",
     "check_env",
     "gate_command",

@@ -7,13 +7,22 @@ the state after a resume is simply the last successful result in history.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
-STATE_KEY = "todo"
+
+
+@dataclass
+class TodoList:
+    """This agent's current list (`ctx.own(TodoList)`)."""
+
+    items: list[dict[str, str]] = field(default_factory=list)
+
+
 MAX_ITEMS = 100
 MAX_CONTENT_CHARS = 500
 
@@ -104,13 +113,13 @@ def render(items: list[dict[str, str]]) -> str:
 
 
 def handle_todo(args: dict[str, Any], ctx: ToolContext) -> str:
-    current = ctx.state.get(STATE_KEY, [])
-    items = apply_todos(current, args.get("todos", []), bool(args.get("merge", False)))
-    ctx.state[STATE_KEY] = items
+    todo = ctx.own(TodoList)
+    items = apply_todos(todo.items, args.get("todos", []), bool(args.get("merge", False)))
+    todo.items = items
     return render(items)
 
 
-def restore_todo(messages: list[dict[str, Any]], state: dict[str, Any]) -> None:
+def restore_todo(messages: list[dict[str, Any]], ctx: ToolContext) -> None:
     """The last successful `todo` result in the transcript is the current list."""
     names = {}
     for msg in messages:
@@ -124,7 +133,7 @@ def restore_todo(messages: list[dict[str, Any]], state: dict[str, Any]) -> None:
         except (TypeError, json.JSONDecodeError):
             continue
         if isinstance(data, dict) and isinstance(data.get("todos"), list):
-            state[STATE_KEY] = data["todos"]
+            ctx.own(TodoList).items = data["todos"]
             return
 
 

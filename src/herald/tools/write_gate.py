@@ -15,6 +15,4 @@ def gate_write(tool: str, path: str, ctx: ToolContext, environment: Environment)
     """Allow a write of `path` (absolute) or raise CommandRefused; returns a note for the
     model, usually empty."""
     equivalent = f"cat > {shlex.quote(path)}"
-    return gate_command(
-        equivalent, ctx, environment, environment.cwd, display=f"{tool} {path}"
-    )
+    return gate_command(equivalent, ctx, environment, environment.cwd, display=f"{tool} {path}")
