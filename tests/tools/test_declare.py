@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from herald.tools import ToolContext, ToolRegistry, tool
 
@@ -37,6 +40,31 @@ def test_declared_tool_runs_through_a_registry_with_clear_argument_errors():
     ok = reg.dispatch("peek", {"path": "a.txt", "limit": "3"}, ToolContext())
     assert not ok.is_error and json.loads(ok.content)["limit"] == 3
     missing = reg.dispatch("peek", {}, ToolContext())
-    assert missing.is_error and "'path' is required" in missing.content
+    assert missing.is_error and "path is required" in missing.content
     extra = reg.dispatch("peek", {"path": "a", "bogus": 1}, ToolContext())
     assert extra.is_error and "'bogus' is not an argument of peek" in extra.content
+
+
+def test_argument_errors_read_like_the_hand_written_checks():
+    @tool(toolset="demo")
+    def pick(
+        ctx: ToolContext,
+        mode: Literal["a", "b"],
+        offset: Annotated[int, Field(ge=1)] = 1,
+        name: str = "x",
+    ) -> str:
+        """Pick something."""
+        return mode
+
+    reg = ToolRegistry()
+    reg.add(pick)
+
+    def error(**args) -> str:
+        result = reg.dispatch("pick", args, ToolContext())
+        assert result.is_error
+        return result.content
+
+    assert "mode must be one of 'a' or 'b', got 'c'" in error(mode="c")
+    assert "offset must be at least 1, got 0" in error(mode="a", offset=0)
+    assert "offset must be an integer, got 'soon'" in error(mode="a", offset="soon")
+    assert "name must be a string, got a list" in error(mode="a", name=["x"])

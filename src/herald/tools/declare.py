@@ -26,7 +26,7 @@ import inspect
 import re
 import typing
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Annotated, Any
 
 from herald.tools.registry import (
     DEFAULT_MAX_RESULT_CHARS,
@@ -125,7 +125,7 @@ def _schema_from_signature(
 ) -> tuple[dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]:
     from pydantic import ConfigDict, Field, ValidationError, create_model
 
-    hints = typing.get_type_hints(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)
     params = list(inspect.signature(fn).parameters.values())
     if not params or params[0].name != "ctx":
         raise TypeError(f"tool {tool_name!r}: the first parameter must be `ctx: ToolContext`")
@@ -135,10 +135,10 @@ def _schema_from_signature(
             raise TypeError(f"tool {tool_name!r}: *args/**kwargs cannot be described to a model")
         annotation = hints.get(param.name, Any)
         default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[param.name] = (
-            annotation,
-            Field(default, description=arg_docs.get(param.name)),
-        )
+        # Annotated keeps the constraints of an annotation such as
+        # Annotated[int, Field(ge=1)]; a Field() in the default slot would replace them.
+        described = Annotated[annotation, Field(description=arg_docs.get(param.name))]
+        fields[param.name] = (described, default)
     model = create_model(  # type: ignore[call-overload]
         f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
     )
@@ -155,17 +155,60 @@ def _schema_from_signature(
     return parameters, validate
 
 
+_KINDS = {
+    "string": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "list": "a list",
+    "dict": "an object",
+}
+
+
 def _explain(tool_name: str, exc: Any) -> str:
+    """Pydantic's errors in the words the hand-written checks use, so the model reads
+    "offset must be at least 1, got 0" whichever way a tool was declared."""
     problems = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
-        if error.get("type") == "missing":
-            problems.append(f"'{where}' is required")
-        elif error.get("type") == "extra_forbidden":
-            problems.append(f"'{where}' is not an argument of {tool_name}")
-        else:
-            problems.append(f"'{where}': {error.get('msg', 'invalid')}")
-    return f"invalid arguments for {tool_name}: " + "; ".join(problems)
+        problems.append(_problem(tool_name, where, error))
+    return f"invalid arguments for {tool_name}: " + "; ".join(dict.fromkeys(problems))
+
+
+def _problem(tool_name: str, where: str, error: dict[str, Any]) -> str:
+    kind = str(error.get("type", ""))
+    ctx = error.get("ctx") or {}
+    given = error.get("input")
+    if kind == "missing":
+        return f"{where} is required"
+    if kind == "extra_forbidden":
+        return f"'{where}' is not an argument of {tool_name}"
+    if kind == "literal_error":
+        return f"{where} must be one of {ctx.get('expected')}, got {given!r}"
+    if kind in ("greater_than_equal", "greater_than"):
+        bound = ctx.get("ge", ctx.get("gt"))
+        word = "at least" if kind == "greater_than_equal" else "more than"
+        return f"{where} must be {word} {bound}, got {given!r}"
+    if kind in ("less_than_equal", "less_than"):
+        bound = ctx.get("le", ctx.get("lt"))
+        word = "at most" if kind == "less_than_equal" else "less than"
+        return f"{where} must be {word} {bound}, got {given!r}"
+    if kind in ("string_too_short", "too_short"):
+        return f"{where} must not be empty"
+    if kind in ("string_too_long", "too_long"):
+        return f"{where} is too long (at most {ctx.get('max_length')})"
+    base = kind.split("_", 1)[0]
+    if kind.endswith(("_type", "_parsing")) and base in _KINDS:
+        return f"{where} must be {_KINDS[base]}, got {_describe(given)}"
+    return f"{where}: {error.get('msg', 'invalid')}"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str | int | float) and len(repr(value)) <= 40:
+        return repr(value)
+    return f"a {type(value).__name__}"
 
 
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
