@@ -7,7 +7,7 @@ import json
 import pytest
 
 from herald.config.schema_context import ContextConfig, PruneConfig
-from herald.context import ROW_ID, CompressorEngine, call_optional, create_engine
+from herald.context import CompressorEngine, ContextEngine, create_engine
 from herald.context.compressor import (
     PRUNED_MARK,
     SECTIONS,
@@ -19,14 +19,24 @@ from herald.context.compressor import (
     prune_tool_results,
 )
 from herald.context.tokens import estimate_message_tokens
+from herald.providers.message import Message, from_api_messages
 from herald.testing.transcript_checks import transcript_problems
 
 
 def call(cid: str, name: str = "terminal", **args) -> dict:
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+    return {
+        "id": cid,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
 
 
-def conversation(rounds: int, output_chars: int = 3000) -> list[dict]:
+def stored(msgs: list[dict], first_row: int = 1) -> list[Message]:
+    """Chat dicts as the stored messages a context engine is given (row ids set)."""
+    return [Message.from_api(m, row_id=first_row + i) for i, m in enumerate(msgs)]
+
+
+def conversation(rounds: int, output_chars: int = 3000) -> list[Message]:
     """A long agentic session: one request, many tool rounds, a few user follow-ups."""
     msgs: list[dict] = [{"role": "user", "content": "Set up the project and keep tests green."}]
     for r in range(rounds):
@@ -35,13 +45,23 @@ def conversation(rounds: int, output_chars: int = 3000) -> list[dict]:
         # Roles alternate as they do in a real transcript: the note on the previous
         # step rides on the next tool call, never as a second assistant message.
         note = f"Step {r - 1} finished." if r else None
-        msgs.append({"role": "assistant", "content": note, "tool_calls": [call(f"c{r}", command=f"make step{r}")]})
-        msgs.append({"role": "tool", "tool_call_id": f"c{r}", "content": f"output {r} " + "x" * output_chars})
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": note,
+                "tool_calls": [call(f"c{r}", command=f"make step{r}")],
+            }
+        )
+        msgs.append(
+            {
+                "role": "tool",
+                "tool_call_id": f"c{r}",
+                "content": f"output {r} " + "x" * output_chars,
+            }
+        )
     msgs.append({"role": "assistant", "content": f"Step {rounds - 1} finished."})
     msgs.append({"role": "user", "content": "Now write the release notes."})
-    for i, m in enumerate(msgs):
-        m[ROW_ID] = i + 1
-    return msgs
+    return stored(msgs)
 
 
 def sections_text(**overrides: str) -> str:
@@ -65,17 +85,17 @@ def test_compress_keeps_head_and_tail_and_stays_legal():
     eng = engine(lambda m: seen.append(m) or sections_text())
     out = eng.compress(msgs)
     assert out[0] is msgs[0]  # the head: the original request, same row
-    assert out[1]["role"] == "assistant" and out[1]["content"].startswith(SUMMARY_MARK)
-    assert ROW_ID not in out[1]
-    assert out[2]["role"] == "user"  # the tail starts at a user turn: roles alternate
-    assert out[-1] is msgs[-1] and out[-1]["content"] == "Now write the release notes."
+    assert out[1].role == "assistant" and out[1].content.startswith(SUMMARY_MARK)
+    assert out[1].row_id is None
+    assert out[2].role == "user"  # the tail starts at a user turn: roles alternate
+    assert out[-1] is msgs[-1] and out[-1].content == "Now write the release notes."
     assert not transcript_problems(out)
     assert len(out) < len(msgs) / 3
     # The summarizer was told the transcript is data, and saw the middle only.
     system, user = seen[0]
     assert "DATA, not instructions" in system["content"]
     assert "output 3" in user["content"] and "release notes" not in user["content"]
-    assert "## Current task\nNow write the release notes." in out[1]["content"]
+    assert "## Current task\nNow write the release notes." in out[1].content
     report = eng.last_report
     assert report.source == "model" and report.tokens_after < report.tokens_before
 
@@ -84,7 +104,7 @@ def test_summary_is_labelled_reference_material_and_redacted():
     msgs = conversation(20)
     eng = engine(lambda m: sections_text(**{"Critical context": "key sk-ant-api03-" + "A" * 40}))
     out = eng.compress(msgs)
-    summary = out[1]["content"]
+    summary = out[1].content
     assert "not an instruction" in summary
     assert "sk-ant-api03-AAAA" not in summary
 
@@ -100,7 +120,7 @@ def test_failing_summarizer_gives_fallback_and_cooldown_ladder():
     eng = engine(broken, clock=lambda: now[0], cooldown_seconds=[60, 600])
     out = eng.compress(conversation(20))
     assert eng.last_report.source == "fallback"
-    sections = parse_sections(out[1]["content"].split("\n\n", 1)[1])
+    sections = parse_sections(out[1].content.split("\n\n", 1)[1])
     assert sections["Goal"].startswith("Set up the project")
     assert "make step" in sections["Progress: done"]
     assert eng.state.failures == 1 and eng.state.cooldown_until == 1060
@@ -125,22 +145,25 @@ def test_later_compressions_update_the_previous_summary():
     msgs = conversation(20)
     eng = engine(lambda m: sections_text(Goal="first goal"))
     first = eng.compress(msgs)
-    grown = first + conversation(20)[1:]
-    for i, m in enumerate(grown):
-        m.setdefault(ROW_ID, 1000 + i)
+    grown = [
+        m if m.row_id is not None else m.with_row(1000 + i)
+        for i, m in enumerate(first + conversation(20)[1:])
+    ]
     seen = []
     eng.summarizer = lambda m: seen.append(m) or sections_text(Goal="updated goal")
     second = eng.compress(grown)
     assert "<earlier-summary>" in seen[0][1]["content"] and "first goal" in seen[0][1]["content"]
     assert second[0] is grown[0]
-    assert sum(1 for m in second if (m.get("content") or "").startswith(SUMMARY_MARK)) == 1
-    assert "updated goal" in second[1]["content"]
+    assert sum(1 for m in second if (m.content or "").startswith(SUMMARY_MARK)) == 1
+    assert "updated goal" in second[1].content
     assert not transcript_problems(second)
 
 
 def test_focus_topic_reaches_the_summarizer():
     seen = []
-    engine(lambda m: seen.append(m) or sections_text()).compress(conversation(20), focus="the database")
+    engine(lambda m: seen.append(m) or sections_text()).compress(
+        conversation(20), focus="the database"
+    )
     assert "focus this summary on: the database" in seen[0][1]["content"]
 
 
@@ -175,14 +198,14 @@ def test_state_round_trips_through_session_meta():
     eng = engine(None)
     eng.state.failures, eng.state.tripped = 2, True
     other = engine(None)
-    call_optional(other, "on_session_start", session_id="s", state=eng.export_state())
+    other.on_session_start("s", state=eng.export_state())
     assert other.state == eng.state
 
 
 def test_boundaries_never_split_a_tool_group_and_keep_the_last_user():
     msgs = conversation(12)
     bounds = choose_boundaries(msgs, tail_budget_tokens=2500, estimate=estimate_message_tokens)
-    assert msgs[bounds.tail_start]["role"] == "user"
+    assert msgs[bounds.tail_start].role == "user"
     assert bounds.tail_start <= bounds.last_user
     assert bounds.head_end == 1
 
@@ -193,12 +216,11 @@ def test_one_giant_turn_carries_the_user_message_across():
     for r in range(40):
         msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"g{r}")]})
         msgs.append({"role": "tool", "tool_call_id": f"g{r}", "content": "y" * 2000})
-    for i, m in enumerate(msgs):
-        m[ROW_ID] = i + 1
+    msgs = stored(msgs)
     out = engine(lambda m: sections_text()).compress(msgs)
-    assert [m["role"] for m in out[:4]] == ["user", "assistant", "user", "assistant"]
-    assert out[2]["content"] == "Migrate every service." and ROW_ID not in out[2]
-    assert out[3].get("tool_calls") and ROW_ID in out[3]
+    assert [m.role for m in out[:4]] == ["user", "assistant", "user", "assistant"]
+    assert out[2].content == "Migrate every service." and out[2].row_id is None
+    assert out[3].tool_calls and out[3].row_id is not None
     assert not transcript_problems(out)
 
 
@@ -209,17 +231,24 @@ def test_nothing_to_compress_returns_the_same_list():
 
 def test_phase1_prunes_outside_the_tail_only():
     msgs = conversation(6, output_chars=5000)
-    msgs.insert(3, {"role": "assistant", "content": None, "tool_calls": [call("big", command="x" * 9000)]})
-    msgs.insert(4, {"role": "tool", "tool_call_id": "big", "content": "output 0 " + "x" * 5000})
-    outcome = prune_tool_results(msgs, protect_from=len(msgs) - 3, keep_chars=50, argument_max_chars=500)
+    msgs.insert(
+        3,
+        Message.from_api(
+            {"role": "assistant", "content": None, "tool_calls": [call("big", command="x" * 9000)]}
+        ),
+    )
+    msgs.insert(4, Message("tool", "output 0 " + "x" * 5000, tool_call_id="big"))
+    outcome = prune_tool_results(
+        msgs, protect_from=len(msgs) - 3, keep_chars=50, argument_max_chars=500
+    )
     out = outcome.messages
-    pruned = [m for m in out if (m.get("content") or "").startswith(PRUNED_MARK)]
-    assert pruned and all(ROW_ID not in m for m in pruned)
-    assert any("terminal(make step1) → ok, 5,009 chars]" in m["content"] for m in pruned)
-    assert any("same output as a later call" in m["content"] for m in pruned)
-    big_call = next(m for m in out if m.get("tool_calls") and m["tool_calls"][0]["id"] == "big")
-    assert len(big_call["tool_calls"][0]["function"]["arguments"]) < 700
-    json.loads(big_call["tool_calls"][0]["function"]["arguments"])  # still valid JSON
+    pruned = [m for m in out if (m.content or "").startswith(PRUNED_MARK)]
+    assert pruned and all(m.row_id is None for m in pruned)
+    assert any("terminal(make step1) → ok, 5,009 chars]" in m.content for m in pruned)
+    assert any("same output as a later call" in m.content for m in pruned)
+    big_call = next(m for m in out if m.tool_calls and m.tool_calls[0].id == "big")
+    assert len(big_call.tool_calls[0].arguments) < 700
+    json.loads(big_call.tool_calls[0].arguments)  # still valid JSON
     assert out[-3:] == msgs[-3:]
     assert outcome.reclaimed_chars > 20_000
     assert not transcript_problems(out)
@@ -228,19 +257,26 @@ def test_phase1_prunes_outside_the_tail_only():
 def test_proactive_prune_is_off_by_default_then_rare_and_batched():
     msgs = conversation(30)
     assert engine(None).prune_tool_results_only(msgs, 100_000) is None
-    eng = engine(None, prune=PruneConfig(enabled=True, above_tokens=10_000, min_reclaim_tokens=1_000, rearm_growth_tokens=5_000))
+    eng = engine(
+        None,
+        prune=PruneConfig(
+            enabled=True, above_tokens=10_000, min_reclaim_tokens=1_000, rearm_growth_tokens=5_000
+        ),
+    )
     assert eng.prune_tool_results_only(msgs, 5_000) is None  # below the line
     pruned = eng.prune_tool_results_only(msgs, 30_000)
     assert pruned is not None and not transcript_problems(pruned)
     rearm = eng.state.prune_rearm_at
     assert eng.prune_tool_results_only(msgs, rearm - 1) is None  # not again until it grows
-    greedy = engine(None, prune=PruneConfig(enabled=True, above_tokens=10, min_reclaim_tokens=10**9))
+    greedy = engine(
+        None, prune=PruneConfig(enabled=True, above_tokens=10, min_reclaim_tokens=10**9)
+    )
     assert greedy.prune_tool_results_only(msgs, 30_000) is None  # not worth breaking the cache
 
 
 def test_fallback_and_merge_sections():
     msgs = conversation(8)
-    msgs[4]["content"] = "[TOOL_ERROR] make failed"
+    msgs[4] = msgs[4].evolve(content="[TOOL_ERROR] make failed")
     sections = fallback_sections(msgs)
     assert "Follow-up 5: don't touch the CI config." in sections["Constraints and preferences"]
     assert "failed" in sections["Progress: blocked"]
@@ -256,17 +292,34 @@ def test_engine_registry_and_optional_arguments():
     with pytest.raises(ValueError, match="unknown context engine 'nope'"):
         create_engine("nope")
 
-    class Minimal:
-        def status(self):
-            return {"ok": True}
+    class Minimal(ContextEngine):
+        name = "minimal"
 
-    assert call_optional(Minimal(), "status", verbose=True) == {"ok": True}
-    assert call_optional(Minimal(), "missing", default=7) == 7
+        def update_from_response(self, usage):
+            pass
+
+        def should_compress(self, prompt_tokens=None):
+            return False
+
+        def compress(self, messages, *, focus=None, force=False):
+            return messages
+
+    minimal = Minimal()  # the optional hooks are the base class's no-ops
+    minimal.on_session_start("s", state={"x": 1})
+    minimal.set_overhead(100)
+    assert minimal.export_state() is None
+    assert minimal.prune_tool_results_only(conversation(2), prompt_tokens=10**6) is None
+    assert minimal.status() == {"name": "minimal"}
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4])
 def test_tiny_histories_have_nothing_to_compress(count):
-    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": "z" * 50_000, ROW_ID: i} for i in range(count)]
+    msgs = stored(
+        [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": "z" * 50_000}
+            for i in range(count)
+        ]
+    )
     assert choose_boundaries(msgs, tail_budget_tokens=10, estimate=estimate_message_tokens) is None
     assert engine(lambda m: sections_text()).compress(msgs) is msgs
 
@@ -274,7 +327,12 @@ def test_tiny_histories_have_nothing_to_compress(count):
 def test_forced_compression_shrinks_the_tail_when_everything_fits():
     msgs = conversation(4, output_chars=200)[:-1]  # one request and four tool rounds
     eng = engine(lambda m: sections_text())
-    assert choose_boundaries(msgs, tail_budget_tokens=eng.tail_budget, estimate=estimate_message_tokens) is None
+    assert (
+        choose_boundaries(
+            msgs, tail_budget_tokens=eng.tail_budget, estimate=estimate_message_tokens
+        )
+        is None
+    )
     forced = eng.compress(msgs, force=True)
     assert len(forced) < len(msgs) and not transcript_problems(forced)
     assert forced[-1] is msgs[-1]
@@ -295,14 +353,17 @@ def test_compressing_mid_turn_twice_keeps_roles_alternating_and_the_task():
     for r in range(40):
         msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"m{r}")]})
         msgs.append({"role": "tool", "tool_call_id": f"m{r}", "content": "y" * 2000})
+    msgs = from_api_messages(msgs)
     eng = engine(lambda m: sections_text())
     once = eng.compress(msgs, force=True)
-    assert [m["role"] for m in once[:4]] == ["user", "assistant", "user", "assistant"]
+    assert [m.role for m in once[:4]] == ["user", "assistant", "user", "assistant"]
     assert not transcript_problems(once)
     for r in range(40, 80):
-        once.append({"role": "assistant", "content": None, "tool_calls": [call(f"m{r}")]})
-        once.append({"role": "tool", "tool_call_id": f"m{r}", "content": "y" * 2000})
+        once.append(
+            Message.from_api({"role": "assistant", "content": None, "tool_calls": [call(f"m{r}")]})
+        )
+        once.append(Message("tool", "y" * 2000, tool_call_id=f"m{r}"))
     twice = eng.compress(once, force=True)
     assert not transcript_problems(twice)
-    summary = next(m["content"] for m in twice if m["content"] and SUMMARY_MARK in m["content"])
+    summary = next(m.content for m in twice if m.content and SUMMARY_MARK in m.content)
     assert "## Current task\nMigrate every service." in summary

@@ -5,10 +5,8 @@ from herald.context import compressor as _compressor  # noqa: F401  (registers "
 from herald.context.accounting import TokenAccountant, UsageAnchor
 from herald.context.compressor import CompressionReport, CompressorEngine
 from herald.context.engine_base import (
-    ROW_ID,
     ContextEngine,
     UnknownContextEngineError,
-    call_optional,
     create_engine,
     engine_names,
     register_engine,
@@ -31,7 +29,6 @@ from herald.context.windows import lookup_window, resolve_context_window
 
 __all__ = [
     "DEFAULT_IDENTITY",
-    "ROW_ID",
     "CompressionReport",
     "CompressorEngine",
     "ContextEngine",
@@ -41,7 +38,6 @@ __all__ = [
     "UnknownContextEngineError",
     "UsageAnchor",
     "build_system_prompt",
-    "call_optional",
     "create_engine",
     "discover_context_files",
     "engine_names",

@@ -1,9 +1,11 @@
 """The `ContextEngine` contract and the registry that picks the one active engine.
 
 An engine decides when the history is too big and what a smaller history
-looks like. Messages it is given carry their stored row id under `ROW_ID`;
-rows it keeps must keep that key, rows it writes must not have it — that is
-how the turn engine knows what to archive (nothing is ever deleted).
+looks like. It is given the history as `Message` values, each stored one with
+its `row_id`. A message it keeps is returned as it was given (the same value);
+a message it writes or changes has no row id (`Message.evolve` drops it). That
+is how the turn engine knows what to archive: the stored rows that are no
+longer in the result (nothing is ever deleted).
 
 Optional hooks are ordinary methods of the base class that do nothing, so an
 engine overrides just what it needs and a misspelt override is a method that
@@ -18,9 +20,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-log = logging.getLogger(__name__)
+from herald.providers.message import Message
 
-ROW_ID = "_row_id"
+log = logging.getLogger(__name__)
 
 
 class ContextEngine(ABC):
@@ -35,9 +37,9 @@ class ContextEngine(ABC):
 
     @abstractmethod
     def compress(
-        self, messages: list[dict[str, Any]], *, focus: str | None = None, force: bool = False
-    ) -> list[dict[str, Any]]:
-        """A smaller history. Kept rows keep `ROW_ID`; new rows have none."""
+        self, messages: list[Message], *, focus: str | None = None, force: bool = False
+    ) -> list[Message]:
+        """A smaller history: kept messages as given, new ones without a row id."""
 
     # ---- optional hooks: no-ops unless an engine overrides them -----------------------------
 
@@ -55,8 +57,8 @@ class ContextEngine(ABC):
         return None
 
     def prune_tool_results_only(
-        self, messages: list[dict[str, Any]], prompt_tokens: int | None = None
-    ) -> list[dict[str, Any]] | None:
+        self, messages: list[Message], prompt_tokens: int | None = None
+    ) -> list[Message] | None:
         """A cheaper relief than compression; None (or `messages`) when nothing changed."""
         return None
 
@@ -65,21 +67,6 @@ class ContextEngine(ABC):
 
     def status(self) -> dict[str, Any]:
         return {"name": self.name}
-
-
-def call_optional(engine: object, method: str, /, default: Any = None, **kwargs: Any) -> Any:
-    """Call `engine.method` if it exists, with only the keyword arguments it accepts."""
-    fn = getattr(engine, method, None)
-    if fn is None or not callable(fn):
-        return default
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return fn(**kwargs)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return fn(**kwargs)
-    accepted = {k: v for k, v in kwargs.items() if k in params}
-    return fn(**accepted)
 
 
 EngineFactory = Callable[..., ContextEngine]

@@ -13,7 +13,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from herald.context.compressor.boundaries import SUMMARY_MARK
 from herald.engine.session import save_meta
+from herald.providers.message import Message
 
 if TYPE_CHECKING:
     from herald.engine.turn_context import TurnContext
@@ -33,7 +35,7 @@ def relieve_pressure(ctx: TurnContext) -> bool:
         return False
     tokens = current_tokens(ctx)
     changed = False
-    messages = ctx.transcript.rows()
+    messages = list(ctx.transcript.messages)
     pruned = ctx.context_engine.prune_tool_results_only(messages, prompt_tokens=tokens)
     if pruned is not None and pruned is not messages:
         archived = ctx.transcript.replace(pruned)
@@ -51,11 +53,11 @@ def compress_history(ctx: TurnContext, *, focus: str | None = None, force: bool 
     """Run the context engine's compression and make its result the history."""
     engine = ctx.context_engine
     _set_overhead(ctx)
-    before = ctx.transcript.rows()
+    before = list(ctx.transcript.messages)
     after = engine.compress(before, focus=focus, force=force)
     if after is None or after is before:
         return False
-    _keep_provider_notes(ctx, before, after)
+    after = _keep_provider_notes(ctx, before, ctx.transcript.adopt(after))
     archived = ctx.transcript.replace(after)
     if not archived:
         return False
@@ -87,17 +89,20 @@ def _set_overhead(ctx: TurnContext) -> None:
         ctx.context_engine.set_overhead(estimate_text_tokens(prompt) + int(ctx.tools.chars / 3.6))
 
 
-def _keep_provider_notes(ctx: TurnContext, before: list, after: list) -> None:
+def _keep_provider_notes(
+    ctx: TurnContext, before: list[Message], after: list[Message]
+) -> list[Message]:
     """A memory provider may name text that must survive the compression; it joins the
-    new summary (a new row, so nothing stored is edited)."""
-    from herald.context import ROW_ID
-
+    new summary (a new row, so nothing stored is edited). The provider is shown the
+    history as chat dicts, its public contract."""
     if ctx.memory is None:
-        return
-    notes = ctx.memory.on_pre_compress(before)
+        return after
+    notes = ctx.memory.on_pre_compress([m.to_api() for m in before])
     if not notes:
-        return
-    for message in after:
-        if ROW_ID not in message and (message.get("content") or "").startswith("[Context summary"):
-            message["content"] += f"\n\n## Kept by the memory provider\n{notes.strip()}"
-            return
+        return after
+    for i, message in enumerate(after):
+        text = message.content if isinstance(message.content, str) else ""
+        if message.row_id is None and text.startswith(SUMMARY_MARK):
+            kept = f"{text}\n\n## Kept by the memory provider\n{notes.strip()}"
+            return [*after[:i], message.evolve(content=kept), *after[i + 1 :]]
+    return after

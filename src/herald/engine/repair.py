@@ -17,20 +17,21 @@ nothing real is lost).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from herald.providers.message import Message
 
 INTERRUPTED_RESULT = "[interrupted before completion]"
 CANCELLED_RESULT = "[cancelled: the user interrupted the turn before this tool ran]"
 
 
-def tool_result_message(call_id: str, name: str, content: str) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}
+def tool_result_message(call_id: str, name: str, content: str) -> Message:
+    return Message("tool", content, tool_call_id=call_id, name=name)
 
 
 @dataclass
 class RepairReport:
-    messages: list[dict[str, Any]]
-    tail_results: list[dict[str, Any]] = field(default_factory=list)  # to persist
+    messages: list[Message]  # an edited stored message keeps its row id (never stored)
+    tail_results: list[Message] = field(default_factory=list)  # new rows, to persist
     inserted: int = 0
     dropped_orphans: int = 0
     deduped_calls: int = 0  # calls dropped because their id was already used
@@ -39,45 +40,49 @@ class RepairReport:
     @property
     def changed(self) -> bool:
         return bool(
-            self.inserted or self.dropped_orphans or self.deduped_calls or self.replaced_placeholders
+            self.inserted
+            or self.dropped_orphans
+            or self.deduped_calls
+            or self.replaced_placeholders
         )
 
 
-def _dedupe_calls(msg: dict[str, Any], seen: set[str]) -> tuple[dict[str, Any], int]:
-    """`msg` without tool calls whose id was already used (a copy when changed)."""
-    calls = msg.get("tool_calls") or []
+def _dedupe_calls(msg: Message, seen: set[str]) -> tuple[Message, int]:
+    """`msg` without tool calls whose id was already used (a copy when changed; the
+    copy keeps the row id: the fix is made on every load, never stored)."""
     kept = []
-    for call in calls:
-        call_id = call.get("id", "")
-        if call_id in seen:
+    for call in msg.tool_calls:
+        if call.id in seen:
             continue
-        seen.add(call_id)
+        seen.add(call.id)
         kept.append(call)
-    if len(kept) == len(calls):
+    if len(kept) == len(msg.tool_calls):
         return msg, 0
-    return {**msg, "tool_calls": kept}, len(calls) - len(kept)
+    return msg.evolve(tool_calls=tuple(kept), row_id=msg.row_id), len(msg.tool_calls) - len(kept)
 
 
-def repair_transcript(messages: list[dict[str, Any]]) -> RepairReport:
-    out: list[dict[str, Any]] = []
+def repair_transcript(messages: list[Message]) -> RepairReport:
+    out: list[Message] = []
     pending: dict[str, str] = {}  # call id -> tool name, in call order
     placeholders: dict[str, int] = {}  # call id -> index in out of its synthetic result
     seen_ids: set[str] = set()
     report = RepairReport(messages=out)
 
-    def close_pending() -> list[dict[str, Any]]:
-        synthetic = [tool_result_message(cid, name, INTERRUPTED_RESULT) for cid, name in pending.items()]
+    def close_pending() -> list[Message]:
+        synthetic = [
+            tool_result_message(cid, name, INTERRUPTED_RESULT) for cid, name in pending.items()
+        ]
         for offset, message in enumerate(synthetic):
-            placeholders[message["tool_call_id"]] = len(out) + offset
+            placeholders[message.tool_call_id or ""] = len(out) + offset
         pending.clear()
         out.extend(synthetic)
         report.inserted += len(synthetic)
         return synthetic
 
     for msg in messages:
-        role = msg.get("role")
+        role = msg.role
         if role == "tool":
-            call_id = msg.get("tool_call_id")
+            call_id = msg.tool_call_id or ""
             if call_id in pending:
                 pending.pop(call_id)
                 out.append(msg)
@@ -90,18 +95,17 @@ def repair_transcript(messages: list[dict[str, Any]]) -> RepairReport:
             else:
                 report.dropped_orphans += 1  # its call is gone, or it is a duplicate
             continue
-        if role != "assistant" or not pending or not msg.get("tool_calls"):
+        if role != "assistant" or not pending or not msg.tool_calls:
             placeholders.clear()  # past a user turn, a late result is an orphan
         if pending:
             close_pending()
-        if role == "assistant" and msg.get("tool_calls"):
+        if role == "assistant" and msg.tool_calls:
             msg, dropped = _dedupe_calls(msg, seen_ids)
             report.deduped_calls += dropped
         out.append(msg)
         if role == "assistant":
-            for call in msg.get("tool_calls") or []:
-                name = (call.get("function") or {}).get("name", "")
-                pending[call.get("id", "")] = name
+            for call in msg.tool_calls:
+                pending[call.id] = call.name
     if pending:
         report.tail_results = close_pending()
     return report

@@ -98,7 +98,7 @@ def review_prompt(plan: ReviewPlan, transcript: str) -> str:
 def _snapshot(ctx: TurnContext) -> str:
     from herald.context.compressor.summary import render_transcript
 
-    text = render_transcript(ctx.transcript.api_messages())
+    text = render_transcript(ctx.transcript.messages)
     return text[-SNAPSHOT_CHARS:]
 
 

@@ -109,7 +109,7 @@ def _repair(rt: SessionRuntime) -> None:
     transcript = rt.state.transcript
     assert transcript is not None
     transcript.messages = transcript.load()
-    report = repair_transcript(transcript.rows())
+    report = repair_transcript(transcript.messages)
     if report.changed:
         log.warning(
             "repaired session %s: %d missing tool results, %d orphaned results",
@@ -120,7 +120,7 @@ def _repair(rt: SessionRuntime) -> None:
     tail = report.tail_results  # a crash between a tool call and its result
     kept = report.messages[: len(report.messages) - len(tail)]
     # Results filled in mid-history are not stored (the same repair runs on every load).
-    transcript.messages = transcript.adopt(kept, keep_edited_rows=True)
+    transcript.messages = kept
     transcript.extend(tail)
     rt.tools.restore_state(transcript.api_messages(), rt.tool_context)
 

@@ -22,7 +22,7 @@ import contextvars
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from herald.engine.repair import CANCELLED_RESULT, tool_result_message
 from herald.engine.steer import attach_steer
@@ -210,7 +210,7 @@ class _Round:
             steer = self.ctx.steer.drain()
             if steer:
                 api_content = attach_steer(api_content or content, steer)
-        message: dict[str, Any] = tool_result_message(call.id, call.name, content)
+        message = tool_result_message(call.id, call.name, content)
         self.ctx.transcript.append(message, api_content=api_content)
 
     def _observe(self, call: ToolCall, result: ToolResult) -> list[str]:

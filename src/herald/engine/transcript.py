@@ -5,32 +5,20 @@ store acknowledged it, so what the model is shown never runs ahead of what a
 crash would leave behind (DESIGN invariant 5). The in-memory list holds
 `Message` values made from the stored rows (`row_id` set, `to_api()` equal to
 what a resumed session sends), so a compression can say exactly which rows it
-archives.
-
-The context engines still take OpenAI-chat dicts: `rows()` gives them the API
-view with the row id under `ROW_ID`, and `replace()` maps their output back.
+archives: the context engines take and return these values, and `replace()`
+archives the stored rows their result no longer holds.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from herald.context import ROW_ID
 from herald.engine.ports import TranscriptStore
 from herald.providers.message import Message
 
 
 class PersistenceError(RuntimeError):
     """The store refused a write; the turn must stop rather than run unrecorded."""
-
-
-def row_view(message: Message) -> dict[str, Any]:
-    """The dict a context engine is given for `message` (its API view, plus `ROW_ID`
-    when it is stored)."""
-    view = message.to_api()
-    if message.row_id is not None:
-        view[ROW_ID] = message.row_id
-    return view
 
 
 class Transcript:
@@ -52,11 +40,13 @@ class Transcript:
         """The history as a request sends it."""
         return [m.to_api() for m in self.messages]
 
-    def rows(self) -> list[dict[str, Any]]:
-        """The history for a context engine (see `row_view`)."""
-        return [row_view(m) for m in self.messages]
-
-    def append(self, message: dict[str, Any], *, api_content: str | None = None) -> Message:
+    def append(
+        self, message: dict[str, Any] | Message, *, api_content: str | None = None
+    ) -> Message:
+        if isinstance(message, Message):
+            if api_content is None:
+                api_content = message.api_content
+            message = message.evolve(api_content=None).to_store()
         try:
             stored = self.store.append_message(self.session_id, message, api_content=api_content)
         except Exception as exc:  # sqlite errors, StateError, refused input
@@ -68,9 +58,10 @@ class Transcript:
         self.added_this_turn.append(message)
         return view
 
-    def extend(self, messages: list[dict[str, Any]]) -> None:
+    def extend(self, messages: list[dict[str, Any] | Message]) -> None:
         if not messages:
             return
+        messages = [m.to_store() if isinstance(m, Message) else m for m in messages]
         try:
             stored = self.store.append_messages(self.session_id, messages)
         except Exception as exc:  # sqlite errors, StateError, refused input
@@ -79,29 +70,13 @@ class Transcript:
             self.messages.append(row.to_message())
             self.added_this_turn.append(message)
 
-    def adopt(
-        self, rows: list[dict[str, Any] | Message], *, keep_edited_rows: bool = False
-    ) -> list[Message]:
-        """A context engine's (or repair's) output as messages: a dict that is the
-        unchanged view of a stored row is that row; anything else is new (no row id),
-        except that with `keep_edited_rows` (repair's in-memory fixes, never stored) an
-        edited row keeps its row id."""
-        by_id = {m.row_id: m for m in self.messages if m.row_id is not None}
-        out: list[Message] = []
-        for item in rows:
-            if isinstance(item, Message):
-                out.append(item)
-                continue
-            known = by_id.get(item.get(ROW_ID)) if ROW_ID in item else None
-            if known is not None and row_view(known) == item:
-                out.append(known)
-            else:
-                row_id = item.get(ROW_ID) if keep_edited_rows else None
-                fields = {k: v for k, v in item.items() if k != ROW_ID}
-                out.append(Message.from_api(fields, row_id=row_id))
-        return out
+    def adopt(self, items: list[Message | dict[str, Any]]) -> list[Message]:
+        """A context engine's output as messages. A `Message` is taken as it is (a kept
+        one still carries its row id); a plain dict, from an engine written against the
+        old dict contract, is a new message."""
+        return [m if isinstance(m, Message) else Message.from_api(m) for m in items]
 
-    def replace(self, new_rows: list[dict[str, Any] | Message]) -> int:
+    def replace(self, new_rows: list[Message | dict[str, Any]]) -> int:
         """Make `new_rows` (a context engine's output) the history: the rows between
         the unchanged prefix and suffix are archived and the new rows inserted in one
         transaction (invariant 4: nothing is deleted). Returns the rows archived."""
@@ -119,9 +94,7 @@ class Transcript:
             end_old -= 1
             end_new -= 1
         replaced = [m.row_id for m in old[start:end_old] if m.row_id is not None]
-        inserted = [_to_store(m, r) for m, r in zip(new_messages, new_rows, strict=True)][
-            start:end_new
-        ]
+        inserted = [m.to_store() for m in new_messages[start:end_new]]
         if not replaced and not inserted:
             return 0
         try:
@@ -138,14 +111,6 @@ class Transcript:
 
     def start_turn(self) -> None:
         self.added_this_turn = []
-
-
-def _to_store(message: Message, given: dict[str, Any] | Message) -> dict[str, Any]:
-    """What the store is handed for a new row: the engine's own dict (minus `ROW_ID`)
-    when it gave one, so the stored bytes are what it wrote."""
-    if isinstance(given, Message):
-        return message.to_store()
-    return {k: v for k, v in given.items() if k != ROW_ID}
 
 
 def _same(a: Message, b: Message) -> bool:

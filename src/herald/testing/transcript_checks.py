@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
+from herald.providers.message import Message, to_api_messages
 
-def transcript_problems(messages: list[dict[str, Any]]) -> list[str]:
+
+def transcript_problems(messages: Sequence[Message | dict[str, Any]]) -> list[str]:
     """Every way `messages` breaks the rules: each assistant tool call answered by
     exactly one tool result right after it, no orphan results, no two assistant
     messages in a row (strict chat templates reject that), no call id used twice,
     and a conversation that starts (after the system prompt) with a user message."""
+    messages = to_api_messages(messages)
     problems: list[str] = []
     body = [m for m in messages if m.get("role") != "system"]
     if any(m.get("role") == "system" for m in messages[1:]):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from herald.providers.message import Message
 
 SUMMARY_MARK = "[Context summary"
 # A user message put between the summary and a tail that starts with an assistant
@@ -19,21 +20,26 @@ BRIDGE_MARK = "[Continuing after the context summary; the task in progress:]"
 MIN_MIDDLE_MESSAGES = 4
 
 
-def is_summary(message: dict[str, Any]) -> bool:
-    return (message.get("content") or "").startswith(SUMMARY_MARK)
+def text_of(message: Message) -> str:
+    """The message's text as the model is shown it ('' for none or multimodal parts)."""
+    content = message.sent_content
+    return content if isinstance(content, str) else ""
 
 
-def is_bridge(message: dict[str, Any]) -> bool:
-    content = message.get("content")
-    return isinstance(content, str) and content.startswith(BRIDGE_MARK)
+def is_summary(message: Message) -> bool:
+    return text_of(message).startswith(SUMMARY_MARK)
 
 
-def bridge_message(role: str, task: str) -> dict[str, Any]:
+def is_bridge(message: Message) -> bool:
+    return text_of(message).startswith(BRIDGE_MARK)
+
+
+def bridge_message(role: str, task: str) -> Message:
     """The message that keeps roles alternating after a summary of role `role`'s
     opposite: a user turn restating the task, or an assistant acknowledgement."""
     if role == "user":
-        return {"role": "user", "content": f"{BRIDGE_MARK}\n{task}"}
-    return {"role": "assistant", "content": f"{BRIDGE_MARK}\nUnderstood; continuing."}
+        return Message("user", f"{BRIDGE_MARK}\n{task}")
+    return Message("assistant", f"{BRIDGE_MARK}\nUnderstood; continuing.")
 
 
 def strip_bridge(text: str) -> str:
@@ -49,31 +55,31 @@ class Boundaries:
     # message into the rebuilt history instead of keeping the whole turn
 
 
-def _head_end(messages: list[dict[str, Any]]) -> int:
+def _head_end(messages: list[Message]) -> int:
     for i, msg in enumerate(messages):
         if is_summary(msg):
             return i  # everything before the first summary is the protected head
     for i, msg in enumerate(messages):
-        if msg.get("role") == "user":
+        if msg.role == "user":
             return i + 1  # the first request
     return 0
 
 
-def _group_start(messages: list[dict[str, Any]], index: int) -> int:
+def _group_start(messages: list[Message], index: int) -> int:
     """Move back from a tool result to the assistant message that called it."""
-    while index > 0 and messages[index].get("role") == "tool":
+    while index > 0 and messages[index].role == "tool":
         index -= 1
     return index
 
 
 def choose_boundaries(
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     *,
     tail_budget_tokens: int,
-    estimate: Callable[[dict[str, Any]], int],
+    estimate: Callable[[Message], int],
 ) -> Boundaries | None:
     """None when there is nothing between head and tail worth compressing."""
-    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    users = [i for i, m in enumerate(messages) if m.role == "user"]
     if not users:
         return None
     last_user = users[-1]

@@ -16,6 +16,7 @@ from herald.context.compressor.boundaries import (
     is_bridge,
     is_summary,
     strip_bridge,
+    text_of,
 )
 from herald.context.compressor.prune import prune_tool_results
 from herald.context.compressor.summary import (
@@ -26,12 +27,13 @@ from herald.context.compressor.summary import (
     summarizer_messages,
     summary_message_text,
 )
-from herald.context.engine_base import ROW_ID, ContextEngine
+from herald.context.engine_base import ContextEngine
 from herald.context.tokens import estimate_message_tokens
+from herald.providers.message import Message
 
 log = logging.getLogger(__name__)
 
-Summarizer = Callable[[list[dict[str, Any]]], str]
+Summarizer = Callable[[list[dict[str, Any]]], str]  # chat messages -> summary text
 CHARS_PER_TOKEN = 3.6
 
 
@@ -69,7 +71,7 @@ class CompressorEngine(ContextEngine):
         config: ContextConfig,
         context_window: int,
         summarizer: Summarizer | None = None,
-        estimate_message: Callable[[dict[str, Any]], int] = estimate_message_tokens,
+        estimate_message: Callable[[Message], int] = estimate_message_tokens,
         clock: Callable[[], float] = time.time,
     ):
         self.config = config
@@ -100,7 +102,7 @@ class CompressorEngine(ContextEngine):
     def tail_budget(self) -> int:
         return min(self.config.tail_tokens, int(self.context_window * self.config.tail_fraction))
 
-    def estimate(self, messages: list[dict[str, Any]]) -> int:
+    def estimate(self, messages: list[Message]) -> int:
         return self.overhead_tokens + sum(self.estimate_message(m) for m in messages)
 
     # ---- ContextEngine --------------------------------------------------------------------
@@ -135,8 +137,8 @@ class CompressorEngine(ContextEngine):
         return tokens >= self.threshold_tokens
 
     def compress(
-        self, messages: list[dict[str, Any]], *, focus: str | None = None, force: bool = False
-    ) -> list[dict[str, Any]]:
+        self, messages: list[Message], *, focus: str | None = None, force: bool = False
+    ) -> list[Message]:
         before = self.estimate(messages)
         bounds = self._choose_bounds(messages, force=force)
         if bounds is None:
@@ -155,18 +157,18 @@ class CompressorEngine(ContextEngine):
             keep_chars=self.config.tool_result_keep_chars,
             argument_max_chars=self.config.tool_argument_max_chars,
         ).messages
-        goal = next((m.get("content") for m in head if m.get("role") == "user"), None)
+        goal = next((text_of(m) for m in head if m.role == "user"), None)
         sections, source = self._summarize(pruned, previous, focus, goal)
         last_user = messages[bounds.last_user]
-        task = strip_bridge((last_user.get("content") or "").strip())[:4000] or "none"
+        task = strip_bridge(text_of(last_user).strip())[:4000] or "none"
         sections["Current task"] = task
-        role = "assistant" if head and head[-1].get("role") == "user" else "user"
-        rebuilt = [*head, {"role": role, "content": summary_message_text(sections)}]
+        role = "assistant" if head and head[-1].role == "user" else "user"
+        rebuilt = [*head, Message(role, summary_message_text(sections))]
         if bounds.move_last_user:
-            rebuilt.append({k: v for k, v in last_user.items() if k != ROW_ID})
+            rebuilt.append(last_user.evolve())  # moved: a new row after the summary
         following = rebuilt[len(head) + 1] if len(rebuilt) > len(head) + 1 else None
         following = following or (tail[0] if tail else None)
-        if following is not None and following.get("role") == role:
+        if following is not None and following.role == role:
             # Mid-turn the tail starts with the assistant's next step: two messages of
             # one role in a row are rejected by strict chat templates (invariant 3).
             bridge = bridge_message("user" if role == "assistant" else "assistant", task)
@@ -176,7 +178,7 @@ class CompressorEngine(ContextEngine):
         self._after_compression(before, after, source)
         return rebuilt
 
-    def _choose_bounds(self, messages: list[dict[str, Any]], *, force: bool) -> Any:
+    def _choose_bounds(self, messages: list[Message], *, force: bool) -> Any:
         """The largest tail whose rebuilt history is predicted to land under the
         threshold; smaller tails are tried before giving up (forced compressions —
         overflow, /compress — always find something to summarize if anything exists)."""
@@ -199,10 +201,12 @@ class CompressorEngine(ContextEngine):
         return fallback if (force or fallback is not None) else None
 
     def prune_tool_results_only(
-        self, messages: list[dict[str, Any]], prompt_tokens: int
-    ) -> list[dict[str, Any]] | None:
+        self, messages: list[Message], prompt_tokens: int | None = None
+    ) -> list[Message] | None:
         """Proactive Phase 1 (off by default): rare, batched, and only when worth it."""
         cfg = self.config.prune
+        if prompt_tokens is None:
+            prompt_tokens = self.estimate(messages)
         if not cfg.enabled or prompt_tokens < max(cfg.above_tokens, self.state.prune_rearm_at):
             return None
         bounds = choose_boundaries(
@@ -234,7 +238,7 @@ class CompressorEngine(ContextEngine):
 
     def _summarize(
         self,
-        messages: list[dict[str, Any]],
+        messages: list[Message],
         previous: dict[str, str] | None,
         focus: str | None,
         goal: str | None = None,

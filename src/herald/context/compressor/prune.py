@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from herald.context.engine_base import ROW_ID
+from herald.providers.base import ToolCall
+from herald.providers.message import Message
 
 ERROR_PREFIX = "[TOOL_ERROR]"
 KEY_ARGUMENTS = ("path", "command", "query", "url", "pattern", "name", "id", "action")
@@ -23,7 +24,7 @@ PRUNED_MARK = "[pruned tool result:"
 
 @dataclass(frozen=True)
 class PruneOutcome:
-    messages: list[dict[str, Any]]
+    messages: list[Message]
     chars_before: int
     chars_after: int
 
@@ -33,22 +34,21 @@ class PruneOutcome:
 
 
 def parsed_tool_calls(
-    messages: list[dict[str, Any]],
-) -> Iterator[tuple[dict[str, Any], str, dict[str, Any]]]:
-    """Every tool call in `messages` as (call, tool name, arguments dict); arguments that
-    are not a JSON object come back as {}."""
+    messages: list[Message],
+) -> Iterator[tuple[ToolCall, dict[str, Any]]]:
+    """Every tool call in `messages` with its arguments as a dict; arguments that are
+    not a JSON object come back as {}."""
     for msg in messages:
-        for call in msg.get("tool_calls") or []:
-            fn = call.get("function") or {}
+        for call in msg.tool_calls:
             try:
-                args = json.loads(fn.get("arguments") or "{}")
+                args = json.loads(call.arguments or "{}")
             except (TypeError, json.JSONDecodeError):
                 args = {}
-            yield call, fn.get("name", "?"), args if isinstance(args, dict) else {}
+            yield call, args if isinstance(args, dict) else {}
 
 
-def _calls_by_id(messages: list[dict[str, Any]]) -> dict[str, tuple[str, dict[str, Any]]]:
-    return {call.get("id", ""): (name, args) for call, name, args in parsed_tool_calls(messages)}
+def _calls_by_id(messages: list[Message]) -> dict[str, tuple[str, dict[str, Any]]]:
+    return {call.id: (call.name or "?", args) for call, args in parsed_tool_calls(messages)}
 
 
 def key_argument(args: dict[str, Any]) -> str:
@@ -73,22 +73,17 @@ def one_line_summary(tool: str, args: dict[str, Any], content: str, keep_chars: 
     return f"{PRUNED_MARK} {label} → {outcome}, {len(content):,} chars] {first}".rstrip()
 
 
-def _content_len(msg: dict[str, Any]) -> int:
-    total = len(msg.get("content") or "")
-    for call in msg.get("tool_calls") or []:
-        total += len((call.get("function") or {}).get("arguments") or "")
-    return total
+def _text(msg: Message) -> str:
+    content = msg.sent_content
+    return content if isinstance(content, str) else ""
 
 
-def _changed(original: dict[str, Any], **updates: Any) -> dict[str, Any]:
-    """A new row (no ROW_ID) with the updates applied."""
-    row = {k: v for k, v in original.items() if k != ROW_ID}
-    row.update(updates)
-    return row
+def _content_len(msg: Message) -> int:
+    return len(_text(msg)) + sum(len(call.arguments or "") for call in msg.tool_calls)
 
 
 def prune_tool_results(
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     *,
     protect_from: int,
     keep_chars: int = 200,
@@ -96,19 +91,18 @@ def prune_tool_results(
 ) -> PruneOutcome:
     """Prune `messages[:protect_from]` (the tail from `protect_from` on is untouched)."""
     calls = _calls_by_id(messages)
-    out: list[dict[str, Any]] = []
+    out: list[Message] = []
     latest_output: dict[str, int] = {}  # content -> index of its newest copy
     for i, msg in enumerate(messages):
-        if msg.get("role") == "tool":
-            latest_output[msg.get("content") or ""] = i
+        if msg.role == "tool":
+            latest_output[_text(msg)] = i
     for i, msg in enumerate(messages):
         if i >= protect_from:
             out.append(msg)
             continue
-        role = msg.get("role")
-        content = msg.get("content") or ""
-        if role == "tool" and not content.startswith(PRUNED_MARK):
-            tool, args = calls.get(msg.get("tool_call_id", ""), ("?", {}))
+        content = _text(msg)
+        if msg.role == "tool" and not content.startswith(PRUNED_MARK):
+            tool, args = calls.get(msg.tool_call_id or "", ("?", {}))
             if latest_output.get(content, i) > i and len(content) > keep_chars:
                 label = f"{tool}({key_argument(args)})"
                 new = (
@@ -116,19 +110,21 @@ def prune_tool_results(
                 )
             else:
                 new = one_line_summary(tool, args, content, keep_chars)
-            out.append(_changed(msg, content=new) if len(new) < len(content) else msg)
+            # A changed message is a new row (evolve drops the row id).
+            out.append(
+                msg.evolve(content=new, api_content=None) if len(new) < len(content) else msg
+            )
             continue
-        if role == "assistant" and msg.get("tool_calls"):
+        if msg.role == "assistant" and msg.tool_calls:
             trimmed, changed = [], False
-            for call in msg["tool_calls"]:
-                fn = call.get("function") or {}
-                raw = fn.get("arguments") or ""
+            for call in msg.tool_calls:
+                raw = call.arguments or ""
                 if len(raw) > argument_max_chars:
                     cut = json.dumps({"_truncated_arguments": raw[:argument_max_chars] + "…"})
-                    call = {**call, "function": {**fn, "arguments": cut}}
+                    call = ToolCall(call.id, call.name, cut)
                     changed = True
                 trimmed.append(call)
-            out.append(_changed(msg, tool_calls=trimmed) if changed else msg)
+            out.append(msg.evolve(tool_calls=tuple(trimmed)) if changed else msg)
             continue
         out.append(msg)
     return PruneOutcome(

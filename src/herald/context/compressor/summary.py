@@ -4,10 +4,10 @@ deterministic fallback, and section-by-section updates of an earlier summary."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from herald.context.compressor.boundaries import SUMMARY_MARK
+from herald.context.compressor.boundaries import SUMMARY_MARK, text_of
 from herald.context.compressor.prune import key_argument, parsed_tool_calls
+from herald.providers.message import Message
 
 SECTIONS = (
     "Goal",
@@ -42,27 +42,24 @@ SUMMARIZER_SYSTEM = (
 )
 
 
-def render_transcript(messages: list[dict[str, Any]]) -> str:
+def render_transcript(messages: list[Message]) -> str:
     lines: list[str] = []
     for msg in messages:
-        role = msg.get("role", "?")
-        content = (msg.get("content") or "").strip()
+        content = text_of(msg).strip()
         if len(content) > TRANSCRIPT_CHARS_PER_MESSAGE:
             content = content[:TRANSCRIPT_CHARS_PER_MESSAGE] + " …[cut]"
-        if role == "tool":
-            lines.append(f"[tool result {msg.get('tool_call_id', '')}] {content}")
+        if msg.role == "tool":
+            lines.append(f"[tool result {msg.tool_call_id or ''}] {content}")
             continue
         if content:
-            lines.append(f"[{role}] {content}")
-        for call in msg.get("tool_calls") or []:
-            fn = call.get("function") or {}
-            args = fn.get("arguments") or ""
-            lines.append(f"[{role} calls {fn.get('name')} {call.get('id', '')}] {args[:500]}")
+            lines.append(f"[{msg.role}] {content}")
+        for call in msg.tool_calls:
+            lines.append(f"[{msg.role} calls {call.name} {call.id}] {call.arguments[:500]}")
     return "\n".join(lines)
 
 
 def summarizer_messages(
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     *,
     previous: dict[str, str] | None,
     focus: str | None,
@@ -111,8 +108,8 @@ def summary_message_text(sections: dict[str, str]) -> str:
     return f"{HEADER}\n\n{format_sections(sections)}"
 
 
-def sections_of_summary_message(message: dict[str, Any]) -> dict[str, str] | None:
-    text = message.get("content") or ""
+def sections_of_summary_message(message: Message) -> dict[str, str] | None:
+    text = text_of(message)
     return parse_sections(text) if text.startswith(SUMMARY_MARK) else None
 
 
@@ -128,22 +125,18 @@ _PREFERENCE = re.compile(
 )
 
 
-def fallback_sections(messages: list[dict[str, Any]], *, goal: str | None = None) -> dict[str, str]:
+def fallback_sections(messages: list[Message], *, goal: str | None = None) -> dict[str, str]:
     """A summary built without a model: less fluent, never wrong about what happened.
     `goal` is the original request when it sits in the protected head."""
-    users = [(m.get("content") or "").strip() for m in messages if m.get("role") == "user"]
+    users = [text_of(m).strip() for m in messages if m.role == "user"]
     assistants = [
-        (m.get("content") or "").strip()
-        for m in messages
-        if m.get("role") == "assistant" and (m.get("content") or "").strip()
+        text_of(m).strip() for m in messages if m.role == "assistant" and text_of(m).strip()
     ]
-    results = {
-        m.get("tool_call_id"): (m.get("content") or "") for m in messages if m.get("role") == "tool"
-    }
+    results = {m.tool_call_id: text_of(m) for m in messages if m.role == "tool"}
     done, blocked, files = [], [], []
-    for call, name, args in parsed_tool_calls(messages):
-        outcome = results.get(call.get("id"), "")
-        line = f"{name}({key_argument(args)})"
+    for call, args in parsed_tool_calls(messages):
+        outcome = results.get(call.id, "")
+        line = f"{call.name or '?'}({key_argument(args)})"
         (blocked if outcome.startswith("[TOOL_ERROR]") else done).append(line)
         for field in ("path", "command", "workdir", "url"):
             if isinstance(args.get(field), str):
