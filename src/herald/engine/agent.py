@@ -46,7 +46,13 @@ from herald.engine.session import (
 from herald.engine.spend import check_side_call
 from herald.engine.transcript import PersistenceError
 from herald.engine.turn import Background, run_turn
-from herald.engine.turn_context import SessionRuntime, SessionState, ToolView, TurnContext
+from herald.engine.turn_context import (
+    RuntimeParts,
+    SessionRuntime,
+    SessionState,
+    ToolView,
+    TurnContext,
+)
 from herald.engine.turn_state import TurnState
 from herald.engine.usage import store_usage
 from herald.tools import ToolContext, ToolRegistry
@@ -65,7 +71,7 @@ BACKGROUND_JOIN_SECONDS = 120.0  # a review is a few model calls; never wait for
 __all__ = ["Agent", "AgentOptions", "title_from"]
 
 
-class Agent:
+class Agent(RuntimeParts):
     """One session. Its turns run one at a time; each is started with `start_turn`."""
 
     def __init__(
@@ -162,10 +168,6 @@ class Agent:
     # ---- read-only views of the session ---------------------------------------------------
 
     @property
-    def config(self) -> HeraldConfig:
-        return self.runtime.config
-
-    @property
     def home(self) -> HeraldHome:
         return self.runtime.home
 
@@ -174,28 +176,8 @@ class Agent:
         return self.runtime.secrets
 
     @property
-    def store(self) -> TranscriptStore:
-        return self.runtime.store
-
-    @property
-    def options(self) -> AgentOptions:
-        return self.runtime.options
-
-    @property
     def registry(self) -> ToolRegistry:
         return self.runtime.tools
-
-    @property
-    def context_engine(self) -> ContextEngine:
-        return self.runtime.context_engine
-
-    @property
-    def accountant(self) -> TokenAccountant:
-        return self.runtime.accountant
-
-    @property
-    def memory(self) -> MemoryManager | None:
-        return self.runtime.memory
 
     @property
     def client(self) -> ModelClient:

@@ -159,21 +159,11 @@ ReviewerFactory = Callable[["AgentOptions"], Any]
 ReviewerRun = Callable[[str], "TurnResult"]
 
 
-@dataclass(frozen=True)
-class TurnContext:
-    runtime: SessionRuntime
-    client: ModelClient
-    tools: ToolView
-    transcript: Transcript
-    callbacks: TurnCallbacks
-    cancel: threading.Event
-    steer: SteerQueue
-    humans: Humans | None
-    tool_context: ToolContext  # this turn's copy: its cancel event and its humans
-    user_text: str = ""
-    make_reviewer: ReviewerFactory | None = None
+class RuntimeParts:
+    """Read-only shorthands for the parts of a `SessionRuntime` (shared by `Agent`, the
+    session, and `TurnContext`, one turn of it)."""
 
-    # ---- shorthands for the runtime's parts ----------------------------------------------
+    runtime: SessionRuntime
 
     @property
     def config(self) -> HeraldConfig:
@@ -186,15 +176,6 @@ class TurnContext:
     @property
     def store(self) -> TranscriptStore:
         return self.runtime.store
-
-    @property
-    def session(self) -> SessionState:
-        return self.runtime.state
-
-    @property
-    def session_id(self) -> str:
-        assert self.runtime.state.id is not None
-        return self.runtime.state.id
 
     @property
     def context_engine(self) -> ContextEngine:
@@ -213,8 +194,35 @@ class TurnContext:
         return self.runtime.hooks
 
 
+@dataclass(frozen=True)
+class TurnContext(RuntimeParts):
+    runtime: SessionRuntime
+    client: ModelClient
+    tools: ToolView
+    transcript: Transcript
+    callbacks: TurnCallbacks
+    cancel: threading.Event
+    steer: SteerQueue
+    humans: Humans | None
+    tool_context: ToolContext  # this turn's copy: its cancel event and its humans
+    user_text: str = ""
+    make_reviewer: ReviewerFactory | None = None
+
+    # ---- shorthands for the session (the runtime's parts come from RuntimeParts) ---------
+
+    @property
+    def session(self) -> SessionState:
+        return self.runtime.state
+
+    @property
+    def session_id(self) -> str:
+        assert self.runtime.state.id is not None
+        return self.runtime.state.id
+
+
 __all__ = [
     "ReviewerFactory",
+    "RuntimeParts",
     "SessionRuntime",
     "SessionState",
     "ToolView",
