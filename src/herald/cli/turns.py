@@ -50,16 +50,14 @@ def build_agent(
 
     registry = agent_registry(settings)
     try:
-        agent = Agent(
-            config=settings.config,
-            home=settings.home,
-            store=store,
+        agent = Agent.from_settings(
+            settings,
+            store,
             client=client,
             registry=registry,  # the built-ins plus the configured MCP servers' tools
             session_id=session_id,
             options=options,
             callbacks=callbacks,
-            secrets=settings.secrets,
         )
     except LookupError as exc:
         fail(str(exc).strip("'\""))

@@ -149,21 +149,40 @@ class Agent(RuntimeParts):
         options: AgentOptions | None = None,
         callbacks: TurnCallbacks | None = None,
         registry: ToolRegistry | None = None,
+        config: HeraldConfig | None = None,
+        client: ModelClient | None = None,
     ) -> Agent:
+        """An agent of `settings` (`config` overrides its config, e.g. a session's own
+        model). A client it makes is closed again if the agent cannot be built."""
         from herald.providers import ModelClient
 
-        client = ModelClient(settings.config, settings.secrets, settings.home)
-        return cls(
-            config=settings.config,
-            home=settings.home,
-            store=store,
-            client=client,
-            registry=registry,
-            session_id=session_id,
-            options=options,
-            callbacks=callbacks,
-            secrets=settings.secrets,
-        )
+        config = config or settings.config
+        made = client is None
+        client = client or ModelClient(config, settings.secrets, settings.home)
+        try:
+            return cls(
+                config=config,
+                home=settings.home,
+                store=store,
+                client=client,
+                registry=registry,
+                session_id=session_id,
+                options=options,
+                callbacks=callbacks,
+                secrets=settings.secrets,
+            )
+        except BaseException:
+            if made:
+                client.close()
+            raise
+
+    def open_session(self, first_text: str = "") -> str:
+        """The session's id, creating the session now (titled after `first_text`) if it
+        does not exist yet; a surface that must know the id before the first turn (to
+        map a chat to it) calls this. Raises PersistenceError if the store refuses."""
+        ensure_session(self.runtime, first_text)
+        assert self.runtime.state.id is not None
+        return self.runtime.state.id
 
     # ---- read-only views of the session ---------------------------------------------------
 

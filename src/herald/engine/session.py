@@ -47,7 +47,7 @@ def ensure_session(rt: SessionRuntime, first_text: str) -> None:
             source=rt.options.source,
             model=model,
             provider=provider,
-            title=title_from(first_text),
+            title=title_from(first_text) or None,
             parent_id=rt.options.parent_session_id,
         )
     except Exception as exc:  # the store refused: sqlite error or StateError

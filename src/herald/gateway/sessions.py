@@ -74,44 +74,31 @@ def build_agent(
     hygiene: HygieneConfig | None = None,
 ) -> Any:
     """An agent on `session_id`, or on a session created now (blocking)."""
-    from herald.engine import Agent, AgentOptions, title_from
-    from herald.providers import ModelClient
+    from herald.engine import Agent, AgentOptions
+    from herald.mcp import agent_registry
 
     record = store.get_session(session_id) if session_id else None
     model = (record.meta.get(MODEL_META_KEY) if record is not None else None) or None
-    config = config_with_model(settings.config, model)
-    client = ModelClient(config, settings.secrets, settings.home)
+    agent = Agent.from_settings(
+        settings,
+        store,
+        session_id=session_id if record is not None else None,
+        config=config_with_model(settings.config, model),
+        registry=agent_registry(settings),  # the built-ins plus configured MCP servers'
+        options=AgentOptions(
+            source=platform,
+            toolset=toolset,
+            cwd=cwd,
+            caller_system=caller_system,
+            hygiene=hygiene,
+        ),
+    )
     try:
-        if record is None:
-            provider, model_name = client.identity()
-            session_id = store.create_session(
-                profile=settings.home.profile_label,
-                source=platform,
-                model=model_name,
-                provider=provider,
-                title=title_from(first_text) if first_text else None,
-            )
-        from herald.mcp import agent_registry
-
-        return Agent(
-            config=config,
-            home=settings.home,
-            store=store,
-            client=client,
-            registry=agent_registry(settings),  # the built-ins plus configured MCP servers'
-            session_id=session_id,
-            options=AgentOptions(
-                source=platform,
-                toolset=toolset,
-                cwd=cwd,
-                caller_system=caller_system,
-                hygiene=hygiene,
-            ),
-            secrets=settings.secrets,
-        )
+        agent.open_session(first_text)
     except BaseException:
-        client.close()
+        agent.close()
         raise
+    return agent
 
 
 class SessionManager:

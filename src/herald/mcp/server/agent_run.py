@@ -121,41 +121,23 @@ def open_session_agent(
     with the configured MCP servers' tools; returns (agent, registry, session id)."""
     from herald.engine import Agent, AgentOptions
     from herald.mcp.overlay import agent_registry
-    from herald.providers import ModelClient
 
     if session_id is not None:
         session_id = store.resolve_session_id(session_id)
-    client = ModelClient(settings.config, settings.secrets, settings.home)
+    options = AgentOptions(source=source, max_iterations=max_turns)
+    if cwd is not None:
+        options.cwd = cwd
+    if toolset is not None:
+        options.toolset = toolset
+    agent = Agent.from_settings(
+        settings, store, session_id=session_id, options=options, registry=agent_registry(settings)
+    )
     try:
-        if session_id is None:
-            provider, model = client.identity()
-            session_id = store.create_session(
-                profile=settings.home.profile_label,
-                source=source,
-                model=model,
-                provider=provider,
-                title=title,
-            )
-        options = AgentOptions(source=source, max_iterations=max_turns)
-        if cwd is not None:
-            options.cwd = cwd
-        if toolset is not None:
-            options.toolset = toolset
-        registry = agent_registry(settings)
-        agent = Agent(
-            config=settings.config,
-            home=settings.home,
-            store=store,
-            client=client,
-            registry=registry,
-            session_id=session_id,
-            options=options,
-            secrets=settings.secrets,
-        )
-        return agent, registry, session_id
+        session_id = agent.open_session(title or "")
     except BaseException:
-        client.close()
+        agent.close()
         raise
+    return agent, agent.registry, session_id
 
 
 def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> Any:
