@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from test_terminal_support import SECRET_VALUE, FakeHuman, Harness, make_harness
 
-from herald.tools.process import MAX_LOG_CHARS
+from herald.tools import process
+from herald.tools.process import ACTIONS, DEFAULT_WAIT_S, MAX_LOG_CHARS
 
 
 @pytest.fixture
@@ -136,6 +137,41 @@ def test_bad_calls_say_what_is_wrong(harness: Harness) -> None:
     pid = start(harness, "sleep 600")
     assert "needs input" in harness.error("process", action="write", id=pid)
     assert "offset must be" in harness.error("process", action="log", id=pid, offset=-1)
+    harness.json("process", action="kill", id=pid)
+
+
+def test_the_schema_comes_from_the_signature() -> None:
+    params = process.process.schema["parameters"]
+    assert params["required"] == ["action"]
+    props = params["properties"]
+    assert props["action"] == {"type": "string", "enum": list(ACTIONS)}
+    assert props["offset"]["type"] == "integer" and props["offset"]["minimum"] == 0
+    assert props["timeout"]["minimum"] == 1 and props["eof"]["type"] == "boolean"
+    assert f"default {DEFAULT_WAIT_S})" in props["timeout"]["description"]  # docstring in step
+    assert set(props) == {"action", "id", "input", "timeout", "offset", "eof"}
+
+
+def test_argument_errors_through_the_registry_are_clear(harness: Harness) -> None:
+    err = harness.error("process", action="explode")
+    assert "action must be one of 'list', 'poll', 'log', 'wait', 'kill' or 'write'" in err
+    assert "got 'explode'" in err
+    assert "action is required" in harness.error("process")
+    assert "'bogus' is not an argument of process" in harness.error(
+        "process", action="list", bogus=1
+    )
+    pid = start(harness, "sleep 600")
+    assert "offset must be at least 0, got -1" in harness.error(
+        "process", action="log", id=pid, offset=-1
+    )
+    assert "timeout must be at least 1, got 0" in harness.error(
+        "process", action="wait", id=pid, timeout=0
+    )
+    assert "input must be a string, got 7" in harness.error(
+        "process", action="write", id=pid, input=7
+    )
+    assert "eof must be true or false" in harness.error(
+        "process", action="write", id=pid, input="x", eof="maybe"
+    )
     harness.json("process", action="kill", id=pid)
 
 

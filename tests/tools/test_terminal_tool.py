@@ -70,6 +70,30 @@ def test_bad_arguments(harness: Harness) -> None:
     assert "true or false" in harness.error("terminal", command="echo", background="maybe")
 
 
+def test_the_schema_comes_from_the_signature() -> None:
+    params = terminal.terminal.schema["parameters"]
+    assert params["required"] == ["command"]
+    props = params["properties"]
+    assert props["timeout"]["type"] == "integer" and props["timeout"]["minimum"] == 1
+    assert props["background"]["type"] == "boolean" and props["workdir"]["type"] == "string"
+    assert all(prop.get("description") for prop in props.values())
+    assert "background=true" in terminal.terminal.schema["description"]
+
+
+def test_argument_errors_through_the_registry_are_clear(harness: Harness) -> None:
+    assert "command is required" in harness.error("terminal")
+    assert "command must be a string, got 5" in harness.error("terminal", command=5)
+    assert "timeout must be at least 1, got 0" in harness.error("terminal", command="x", timeout=0)
+    assert "timeout must be an integer, got a boolean" in harness.error(
+        "terminal", command="x", timeout=True
+    )
+    err = harness.error("terminal", command="x", timeout=10**6)
+    assert "at most" in err and "background=true" in err
+    err = harness.error("terminal", command="echo", bogus=1)
+    assert "'bogus' is not an argument of terminal" in err
+    assert "NUL" in harness.error("terminal", command="echo a\x00b")
+
+
 def test_interrupt_stops_the_command(harness: Harness) -> None:
     threading.Timer(0.3, harness.ctx.cancel.set).start()
     started = time.monotonic()

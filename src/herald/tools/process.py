@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import Field
 
 from herald.config import HeraldConfig
 from herald.environments import BackgroundProcess, EnvironmentConnectionError
@@ -23,17 +25,21 @@ from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, 
 from herald.tools.terminal import (
     TOOLSET,
     EnvironmentUnreachable,
+    Flag,
+    Seconds,
     background_processes,
-    bool_arg,
+    capped_timeout,
     secret_values,
     session_environment,
     short_command,
-    timeout_arg,
 )
 from herald.tools.terminal_approval import gate_command
 from herald.tools.terminal_output import head_tail
 
-ACTIONS = ("list", "poll", "log", "wait", "kill", "write")
+Action = Literal["list", "poll", "log", "wait", "kill", "write"]
+ACTIONS: tuple[str, ...] = get_args(Action)
+# A character position in a process's output; strict so that `true` is not 1.
+Offset = Annotated[int, Field(ge=0, strict=True)]
 
 
 @dataclass
@@ -49,36 +55,6 @@ POLL_TAIL_CHARS = 2_000
 DEFAULT_WAIT_S = 30
 MAX_INPUT_CHARS = 65_536
 RESULT_CAP = 60_000  # JSON escaping of MAX_LOG_CHARS of output stays below this
-
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Manage background processes started with terminal(background=true). "
-        "list: all of them; poll: status and the last lines of output; log: output not "
-        "read yet (or from offset); wait: wait up to timeout seconds for it to finish, "
-        "then its new output; kill: stop it and everything it started; write: send input "
-        "to its stdin (eof=true closes stdin afterwards)."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS)},
-            "id": {"type": "string", "description": "process id from terminal (all but list)"},
-            "input": {"type": "string", "description": "text to send (write)"},
-            "timeout": {
-                "type": "integer",
-                "minimum": 1,
-                "description": f"seconds to wait (wait; default {DEFAULT_WAIT_S})",
-            },
-            "offset": {
-                "type": "integer",
-                "minimum": 0,
-                "description": "read output from this character offset (log)",
-            },
-            "eof": {"type": "boolean", "description": "close stdin after writing (write)"},
-        },
-        "required": ["action"],
-    },
-}
 
 
 def _offsets(ctx: ToolContext) -> dict[str, int]:
@@ -132,10 +108,9 @@ def _read_from(process: BackgroundProcess, offset: int, ctx: ToolContext) -> dic
     return result
 
 
-def _find(args: dict[str, Any], ctx: ToolContext) -> BackgroundProcess:
+def _find(process_id: str | None, ctx: ToolContext) -> BackgroundProcess:
     processes = background_processes(ctx)
-    process_id = args.get("id")
-    if not isinstance(process_id, str) or not process_id.strip():
+    if process_id is None or not process_id.strip():
         raise ToolArgumentError("this action needs id, the process id returned by terminal")
     process = processes.get(process_id.strip())
     if process is None:
@@ -144,27 +119,11 @@ def _find(args: dict[str, Any], ctx: ToolContext) -> BackgroundProcess:
     return process
 
 
-def _offset_arg(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ToolArgumentError("offset must be a whole number of characters")
-    try:
-        offset = int(value)
-    except ValueError:
-        raise ToolArgumentError("offset must be a whole number of characters") from None
-    if offset < 0:
-        raise ToolArgumentError("offset must be 0 or more")
-    return offset
-
-
-def _write(process: BackgroundProcess, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    data = args.get("input")
-    eof = bool_arg(args.get("eof"), "eof")
+def _write(
+    process: BackgroundProcess, data: str | None, eof: bool, ctx: ToolContext
+) -> dict[str, Any]:
     if data is None and not eof:
         raise ToolArgumentError("write needs input (the text to send) or eof=true")
-    if data is not None and not isinstance(data, str):
-        raise ToolArgumentError("input must be a string")
     data = data or ""
     if len(data) > MAX_INPUT_CHARS:
         raise ToolArgumentError(f"input is longer than {MAX_INPUT_CHARS:,} characters")
@@ -186,40 +145,63 @@ def _write(process: BackgroundProcess, args: dict[str, Any], ctx: ToolContext) -
     return {**_status(process, ctx), "written_chars": len(data), "stdin_closed": eof}
 
 
-def process_tool(args: dict[str, Any], ctx: ToolContext) -> str | dict[str, Any] | list[Any]:
-    action = args.get("action")
-    if action not in ACTIONS:
-        raise ToolArgumentError(f"action must be one of {', '.join(ACTIONS)}; got {action!r}")
+@tool(toolset=TOOLSET, max_result_chars=RESULT_CAP)
+def process(
+    ctx: ToolContext,
+    action: Action,
+    id: str | None = None,
+    input: str | None = None,
+    timeout: Seconds | None = None,
+    offset: Offset | None = None,
+    eof: Flag = False,
+) -> dict[str, Any]:
+    """Manage background processes started with terminal(background=true).
+    list: all of them; poll: status and the last lines of output; log: output not
+    read yet (or from offset); wait: wait up to timeout seconds for it to finish,
+    then its new output; kill: stop it and everything it started; write: send input
+    to its stdin (eof=true closes stdin afterwards).
+
+    Args:
+        id: process id from terminal (all but list)
+        input: text to send (write)
+        timeout: seconds to wait (wait; default 30)
+        offset: read output from this character offset (log)
+        eof: close stdin after writing (write)
+    """
     try:
         if action == "list":
             return {"processes": [_status(p, ctx) for p in background_processes(ctx).values()]}
-        process = _find(args, ctx)
+        found = _find(id, ctx)
         if action == "poll":
-            text, end = process.read_output(max(0, _current_end(process) - POLL_TAIL_CHARS))
-            unread = end - _offsets(ctx).get(process.id, 0)
-            return {**_status(process, ctx), "output_tail": _redact(text, ctx), "unread": unread}
+            text, end = found.read_output(max(0, _current_end(found) - POLL_TAIL_CHARS))
+            unread = end - _offsets(ctx).get(found.id, 0)
+            return {**_status(found, ctx), "output_tail": _redact(text, ctx), "unread": unread}
         if action == "log":
-            offset = _offset_arg(args.get("offset"))
             if offset is None:
-                return {**_status(process, ctx), **_new_output(process, ctx)}
-            return {**_status(process, ctx), **_read_from(process, offset, ctx)}
+                return {**_status(found, ctx), **_new_output(found, ctx)}
+            return {**_status(found, ctx), **_read_from(found, offset, ctx)}
         if action == "wait":
             settings = (ctx.config or HeraldConfig()).terminal
-            timeout = timeout_arg(args.get("timeout"), DEFAULT_WAIT_S, settings.max_timeout_seconds)
-            process.wait(timeout, ctx.cancel)
-            status = _status(process, ctx)
+            seconds = capped_timeout(
+                timeout,
+                DEFAULT_WAIT_S,
+                settings.max_timeout_seconds,
+                hint="wait again to keep waiting",
+            )
+            found.wait(seconds, ctx.cancel)
+            status = _status(found, ctx)
             if status["status"] == "running":
                 status["note"] = (
                     "interrupted while waiting" if ctx.cancel.is_set() else
-                    f"still running after {timeout} s"
+                    f"still running after {seconds} s"
                 )  # fmt: skip
-            return {**status, **_new_output(process, ctx)}
+            return {**status, **_new_output(found, ctx)}
         if action == "kill":
-            if process.poll() is None:
-                ctx.own(ProcessViews).killed.add(process.id)
-            process.kill()
-            return {**_status(process, ctx), **_new_output(process, ctx)}
-        return _write(process, args, ctx)
+            if found.poll() is None:
+                ctx.own(ProcessViews).killed.add(found.id)
+            found.kill()
+            return {**_status(found, ctx), **_new_output(found, ctx)}
+        return _write(found, input, eof, ctx)
     except EnvironmentConnectionError as exc:
         raise EnvironmentUnreachable(exc) from None
 
@@ -232,11 +214,7 @@ def _current_end(process: BackgroundProcess) -> int:
 
 
 # Declared once, as values; the composition root (herald.toolbox) adds them.
-TOOLS: tuple[ToolSpec, ...] = (
-    tool(name="process", toolset=TOOLSET, schema=SCHEMA, max_result_chars=RESULT_CAP)(
-        lambda ctx, **args: process_tool(args, ctx)
-    ),
-)
+TOOLS: tuple[ToolSpec, ...] = (process,)
 
 
 def register(target: ToolRegistry) -> None:

@@ -16,7 +16,9 @@ use, stored on ``ctx.environment`` (the owner of the context closes it).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
 
 from herald.config import ConfigError, HeraldConfig
 from herald.config.schema_terminal import MAX_OUTPUT_CHARS_LIMIT
@@ -48,35 +50,11 @@ MAX_RUNNING_BACKGROUND = 32
 # line always come first and survive.
 RESULT_CAP = MAX_OUTPUT_CHARS_LIMIT + 20_000
 
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Run a shell command (bash) and return its combined stdout/stderr and exit code. "
-        "Commands run non-interactively (stdin is empty); long output is cut to its head "
-        "and tail with the full text saved to a file. Dangerous commands may need the "
-        "user's approval; some are always refused. Use background=true for servers and "
-        "other long-running commands, then the process tool to read or stop them."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "description": "the shell command to run"},
-            "timeout": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "seconds before the command is killed (default from config)",
-            },
-            "workdir": {
-                "type": "string",
-                "description": "working directory (relative to the session's directory)",
-            },
-            "background": {
-                "type": "boolean",
-                "description": "start it in the background and return its process id at once",
-            },
-        },
-        "required": ["command"],
-    },
-}
+# Whole seconds; strict so that `true` is not taken for 1 (the registry's coercion
+# has already turned "30" and 30.0 into 30). The upper bound comes from the config.
+Seconds = Annotated[int, Field(ge=1, strict=True)]
+# Strict so that only true/false (or their strings, coerced) count, not "yes" or 1.
+Flag = Annotated[bool, Field(strict=True)]
 
 
 class EnvironmentUnreachable(CommandRefused):
@@ -114,46 +92,29 @@ def short_command(command: str, ctx: ToolContext, limit: int = 200) -> str:
 # -- arguments --------------------------------------------------------------------
 
 
-def _command_arg(args: dict[str, Any]) -> str:
-    command = args.get("command")
-    if not isinstance(command, str) or not command.strip():
+def _check_command(command: str) -> None:
+    if not command.strip():
         raise ToolArgumentError("command must be a non-empty string with the shell command to run")
     if "\x00" in command:
         raise ToolArgumentError("command contains a NUL character, which a shell cannot run")
-    return command
 
 
-def timeout_arg(value: Any, default: int, maximum: int, *, name: str = "timeout") -> int:
-    if value is None:
+def capped_timeout(seconds: int | None, default: int, maximum: int, *, hint: str) -> int:
+    """`seconds` (already at least 1) checked against the configured maximum;
+    the default, capped, when the model gave none."""
+    if seconds is None:
         return min(default, maximum)
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        seconds = float(value)
-    except (TypeError, ValueError):
-        raise ToolArgumentError(f"{name} must be a whole number of seconds") from None
-    if not 1 <= seconds <= maximum:
+    if seconds > maximum:
         raise ToolArgumentError(
-            f"{name} must be between 1 and {maximum} seconds (terminal.max_timeout_seconds); "
-            f"got {value!r}. For longer work use background=true and the process tool."
+            f"timeout must be at most {maximum} seconds (terminal.max_timeout_seconds), "
+            f"got {seconds}; {hint}"
         )
-    return int(seconds)
+    return seconds
 
 
-def bool_arg(value: Any, name: str) -> bool:
-    if value is None or isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ToolArgumentError(f"{name} must be true or false")
-
-
-def _workdir(args: dict[str, Any], environment: Environment) -> str:
-    raw = args.get("workdir")
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
+def _workdir(raw: str | None, environment: Environment) -> str:
+    if raw is None or not raw.strip():
         return environment.cwd
-    if not isinstance(raw, str):
-        raise ToolArgumentError("workdir must be a path string")
     workdir = environment.resolve(raw)
     info = environment.stat(workdir)
     if info is None or not info.is_dir:
@@ -189,19 +150,39 @@ def _start_background(
     return "\n".join(lines)
 
 
-def terminal_tool(args: dict[str, Any], ctx: ToolContext) -> str:
-    command = _command_arg(args)
-    config = ctx.config or HeraldConfig()
-    settings = config.terminal
-    timeout = timeout_arg(
-        args.get("timeout"), settings.timeout_seconds, settings.max_timeout_seconds
+@tool(toolset=TOOLSET, max_result_chars=RESULT_CAP)
+def terminal(
+    ctx: ToolContext,
+    command: str,
+    timeout: Seconds | None = None,
+    workdir: str | None = None,
+    background: Flag = False,
+) -> str:
+    """Run a shell command (bash) and return its combined stdout/stderr and exit code.
+    Commands run non-interactively (stdin is empty); long output is cut to its head
+    and tail with the full text saved to a file. Dangerous commands may need the
+    user's approval; some are always refused. Use background=true for servers and
+    other long-running commands, then the process tool to read or stop them.
+
+    Args:
+        command: the shell command to run
+        timeout: seconds before the command is killed (default from config)
+        workdir: working directory (relative to the session's directory)
+        background: start it in the background and return its process id at once
+    """
+    _check_command(command)
+    settings = (ctx.config or HeraldConfig()).terminal
+    timeout = capped_timeout(
+        timeout,
+        settings.timeout_seconds,
+        settings.max_timeout_seconds,
+        hint="for longer work use background=true and the process tool",
     )
-    background = bool_arg(args.get("background"), "background")
     if background:  # before the approval prompt: never ask, then refuse anyway
         _check_background_room(ctx)
     environment = session_environment(ctx)
     try:
-        cwd = _workdir(args, environment)
+        cwd = _workdir(workdir, environment)
         note = gate_command(command, ctx, environment, cwd)
         if background:
             return _start_background(command, ctx, environment, cwd, note)
@@ -223,11 +204,7 @@ def terminal_tool(args: dict[str, Any], ctx: ToolContext) -> str:
 
 
 # Declared once, as values; the composition root (herald.toolbox) adds them.
-TOOLS: tuple[ToolSpec, ...] = (
-    tool(name="terminal", toolset=TOOLSET, schema=SCHEMA, max_result_chars=RESULT_CAP)(
-        lambda ctx, **args: terminal_tool(args, ctx)
-    ),
-)
+TOOLS: tuple[ToolSpec, ...] = (terminal,)
 
 
 def register(target: ToolRegistry) -> None:
