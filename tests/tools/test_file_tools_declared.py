@@ -152,3 +152,13 @@ def test_read_file_limit_above_the_cap_is_clamped_not_refused(reg, tmp_path):
     (tmp_path / "long.txt").write_text("".join(f"{i}\n" for i in range(MAX_LIMIT + 500)))
     out = ok(call(reg, make_ctx(tmp_path), "read_file", path="long.txt", limit=MAX_LIMIT * 3))
     assert f"lines 1-{MAX_LIMIT} of {MAX_LIMIT + 500}" in out
+
+
+def test_line_numbers_still_accept_numeric_strings_and_whole_floats(reg, ctx):
+    """Strict integers come after coercion, so "2" and 2.0 still work; 2.5 does not."""
+    assert ok(call(reg, ctx, "read_file", path="f.txt", offset="2", limit=1.0)).startswith(
+        "2: two\n[lines 2-2 of 3"
+    )
+    assert "offset must be an integer, got 2.5" in err(
+        call(reg, ctx, "read_file", path="f.txt", offset=2.5)
+    )
