@@ -170,7 +170,7 @@ def test_write_empty_content_and_bad_content_type(reg, ctx, tmp_path):
     assert "0 bytes, 0 lines" in ok(call(reg, ctx, "write_file", path="e.txt", content=""))
     message = err(call(reg, ctx, "write_file", path="j.txt", content={"a": 1}))
     assert "content must be a string" in message
-    assert "missing required argument" in err(call(reg, ctx, "write_file", path="j.txt"))
+    assert "content is required" in err(call(reg, ctx, "write_file", path="j.txt"))
 
 
 def test_write_then_read_round_trip(reg, ctx):

@@ -1,4 +1,4 @@
-"""What the file tools share: argument checks, path resolution through the session's
+"""What the file tools share: path resolution through the session's
 environment, text/binary detection and directory listings for error messages.
 
 Everything touches files only through `ctx.environment`, so the same tools work
@@ -11,7 +11,7 @@ import difflib
 import mimetypes
 import shlex
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from herald.tools.registry import ToolArgumentError
 
@@ -70,34 +70,6 @@ def require_environment(ctx: ToolContext) -> Environment:
             "accessed; tell the user the file tools are unavailable here"
         )
     return ctx.environment
-
-
-def str_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str | None:
-    value = args.get(name)
-    if value is None:
-        if required:
-            raise ToolArgumentError(f"missing required argument {name!r}")
-        return None
-    if not isinstance(value, str):
-        raise ToolArgumentError(f"{name} must be a string, got {type(value).__name__}")
-    return value
-
-
-def int_arg(args: dict[str, Any], name: str, default: int, *, minimum: int = 1) -> int:
-    value = args.get(name)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        raise ToolArgumentError(f"{name} must be an integer, got a boolean")
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value.strip())
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if not isinstance(value, int):
-        raise ToolArgumentError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ToolArgumentError(f"{name} must be at least {minimum}, got {value}")
-    return value
 
 
 def resolve_path(env: Environment, raw: str | None, *, name: str = "path") -> str:

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any
+from typing import Annotated
 
-from herald.tools.file_common import TextFile, read_text, require_environment, resolve_path, str_arg
+from pydantic import Field
+
+from herald.tools.declare import tool
+from herald.tools.file_common import TextFile, read_text, require_environment, resolve_path
 from herald.tools.file_diff import DiffError, apply_unified_diff
 from herald.tools.registry import ToolArgumentError, ToolContext
 from herald.tools.write_gate import gate_write
@@ -28,23 +31,9 @@ PREVIEW_LINES = 40
 PREVIEW_CHARS = 3000
 _SCAN_BUDGET = 3_000_000  # characters compared when looking for near misses
 
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Edit a text file: replace old_text (exact, must match once; add surrounding lines "
-        "to make it unique) with new_text, or apply a unified diff."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string"},
-            "old_text": {"type": "string"},
-            "new_text": {"type": "string"},
-            "diff": {"type": "string", "description": "unified diff with @@ hunks"},
-            "replace_all": {"type": "boolean", "description": "replace every match"},
-        },
-        "required": ["path"],
-    },
-}
+# After coercion ("true" -> True) only a real boolean: 1 or "yes" is refused, not read
+# as false.
+Flag = Annotated[bool, Field(strict=True)]
 
 
 def _line_of(text: str, index: int) -> int:
@@ -176,9 +165,9 @@ def diff_preview(before: str, after: str) -> tuple[str, int, int]:
     return text, added, removed
 
 
-def _replace(shown: str, text: str, args: dict[str, Any], crlf: bool) -> tuple[str, str]:
-    old = str_arg(args, "old_text") or ""
-    new = str_arg(args, "new_text", required=False)
+def _replace(
+    shown: str, text: str, old: str, new: str | None, replace_all: bool, crlf: bool
+) -> tuple[str, str]:
     if new is None:
         raise ToolArgumentError('new_text is required with old_text (use "" to delete)')
     if crlf:
@@ -190,7 +179,6 @@ def _replace(shown: str, text: str, args: dict[str, Any], crlf: bool) -> tuple[s
     positions = _find_all(text, old)
     if not positions:
         raise ToolArgumentError(_not_found_message(shown, text, old))
-    replace_all = args.get("replace_all") is True
     if len(positions) > 1 and not replace_all:
         raise ToolArgumentError(_ambiguous_message(shown, text, positions))
     count = len(positions) if replace_all else 1
@@ -216,21 +204,34 @@ def _apply_diff(shown: str, text: str, diff: str) -> tuple[str, str]:
     return result, f"applied {len(applied)} {noun}{note}"
 
 
-def handle_patch(args: dict[str, Any], ctx: ToolContext) -> str:
+@tool(toolset="file", writes=("path",), max_result_chars=10_000)
+def patch(
+    ctx: ToolContext,
+    path: str,
+    old_text: str | None = None,
+    new_text: str | None = None,
+    diff: str | None = None,
+    replace_all: Flag | None = None,
+) -> str:
+    """Edit a text file: replace old_text (exact, must match once; add surrounding lines to
+    make it unique) with new_text, or apply a unified diff.
+
+    Args:
+        diff: unified diff with @@ hunks
+        replace_all: replace every match
+    """
     env = require_environment(ctx)
-    raw = str_arg(args, "path")
-    path = resolve_path(env, raw)
-    shown = raw.strip() if raw else path
-    gate_write("patch", path, ctx, env)  # sensitive targets need the same approval as a shell write
-    diff = str_arg(args, "diff", required=False)
-    has_old = args.get("old_text") is not None
-    if diff is not None and has_old:
+    target = resolve_path(env, path)
+    shown = path.strip()
+    # Sensitive targets need the same approval as a shell write.
+    gate_write("patch", target, ctx, env)
+    if diff is not None and old_text is not None:
         raise ToolArgumentError("give either old_text/new_text or diff, not both")
-    if diff is None and not has_old:
+    if diff is None and old_text is None:
         raise ToolArgumentError(
             "give old_text and new_text (exact replacement) or diff (a unified diff)"
         )
-    file = read_text(env, path, shown)
+    file = read_text(env, target, shown)
     if file.truncated:
         raise ToolArgumentError(
             f"{shown} is too large to patch ({file.size:,} bytes); edit it with the terminal"
@@ -239,14 +240,14 @@ def handle_patch(args: dict[str, Any], ctx: ToolContext) -> str:
     if diff is not None:
         updated, what = _apply_diff(shown, text, diff)
     else:
-        updated, what = _replace(shown, text, args, crlf)
+        updated, what = _replace(shown, text, old_text or "", new_text, bool(replace_all), crlf)
     if updated == text:
         return f"{shown} unchanged: {what}, but the result is identical to the file."
     preview, added, removed = diff_preview(text, updated)
     out = updated.replace("\n", "\r\n") if crlf else updated
     data = (b"\xef\xbb\xbf" if file.bom else b"") + out.encode("utf-8")
     try:
-        env.write_bytes(path, data)
+        env.write_bytes(target, data)
     except PermissionError:
         raise ToolArgumentError(f"permission denied writing {shown}") from None
     return f"Patched {shown}: {what} (+{added} -{removed} lines).\n{preview}"

@@ -7,38 +7,22 @@ editors count them). When lines remain, the result ends with the exact
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
-from herald.tools.file_common import (
-    int_arg,
-    read_text,
-    require_environment,
-    resolve_path,
-    split_lines,
-    str_arg,
-)
+from pydantic import Field
+
+from herald.tools.declare import tool
+from herald.tools.file_common import read_text, require_environment, resolve_path, split_lines
 from herald.tools.registry import ToolArgumentError, ToolContext
 
 DEFAULT_LIMIT = 400
-MAX_LIMIT = 2000
+MAX_LIMIT = 2000  # a larger limit is clamped to this, not refused
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 50_000
 
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Read a text file as numbered lines ('N: text'). Use offset/limit to page "
-        "through long files."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string"},
-            "offset": {"type": "integer", "description": "first line, 1-based"},
-            "limit": {"type": "integer", "description": f"max lines (default {DEFAULT_LIMIT})"},
-        },
-        "required": ["path"],
-    },
-}
+# After coercion ("5" -> 5, 5.0 -> 5) a line number must really be an integer: strict,
+# so true/false are refused rather than read as 1/0.
+LineCount = Annotated[int, Field(ge=1, strict=True)]
 
 
 def format_lines(
@@ -59,14 +43,32 @@ def format_lines(
     return "\n".join(out), len(out)
 
 
-def handle_read_file(args: dict[str, Any], ctx: ToolContext) -> str:
+@tool(
+    toolset="file",
+    parallel_safe=True,
+    reads=("path",),
+    max_result_chars=MAX_OUTPUT_CHARS + 2_000,
+)
+def read_file(
+    ctx: ToolContext,
+    path: str,
+    offset: LineCount | None = None,
+    limit: LineCount | None = DEFAULT_LIMIT,
+) -> str:
+    """Read a text file as numbered lines ('N: text'). Use offset/limit to page through
+    long files.
+
+    Args:
+        offset: first line, 1-based
+        limit: max lines
+    """
+    # None for offset/limit is what a model that fills every field sends: the default.
     env = require_environment(ctx)
-    raw = str_arg(args, "path")
-    path = resolve_path(env, raw)
-    offset = int_arg(args, "offset", 1)
-    limit = min(int_arg(args, "limit", DEFAULT_LIMIT), MAX_LIMIT)
-    shown = raw.strip() if raw else path
-    file = read_text(env, path, shown)
+    target = resolve_path(env, path)
+    shown = path.strip()
+    offset = offset or 1
+    limit = min(limit or DEFAULT_LIMIT, MAX_LIMIT)
+    file = read_text(env, target, shown)
     lines = split_lines(file.text)
     total = len(lines)
     if total == 0:

@@ -3,58 +3,38 @@ session's environment (parent directories are created)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from herald.tools.declare import tool
 from herald.tools.file_common import (
     directory_error,
     require_environment,
     resolve_path,
     split_lines,
-    str_arg,
 )
 from herald.tools.registry import ToolArgumentError, ToolContext
 from herald.tools.write_gate import gate_write
 
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Create or overwrite a file with the given content (parent directories are "
-        "created). For small edits to an existing file use patch."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string"},
-            "content": {"type": "string", "description": "the complete new file content"},
-        },
-        "required": ["path", "content"],
-    },
-}
 
+@tool(toolset="file", writes=("path",), max_result_chars=2_000)
+def write_file(ctx: ToolContext, path: str, content: str) -> str:
+    """Create or overwrite a file with the given content (parent directories are created).
+    For small edits to an existing file use patch.
 
-def handle_write_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    Args:
+        content: the complete new file content ("" for an empty file)
+    """
     env = require_environment(ctx)
-    raw = str_arg(args, "path")
-    path = resolve_path(env, raw)
-    shown = raw.strip() if raw else path
-    gate_write(
-        "write_file", path, ctx, env
-    )  # sensitive targets need the same approval as a shell write
-    content = args.get("content")
-    if content is None:
-        raise ToolArgumentError("missing required argument 'content' (use \"\" for an empty file)")
-    if not isinstance(content, str):
-        raise ToolArgumentError(
-            f"content must be a string, got {type(content).__name__}; "
-            "serialise structured data (e.g. as JSON text) first"
-        )
-    if raw is not None and raw.rstrip().endswith("/"):
+    target = resolve_path(env, path)
+    shown = path.strip()
+    # Sensitive targets need the same approval as a shell write.
+    gate_write("write_file", target, ctx, env)
+    if path.rstrip().endswith("/"):
         raise ToolArgumentError(f"{shown} ends with '/': give a file path, not a directory")
-    before = env.stat(path)
+    before = env.stat(target)
     if before is not None and before.is_dir:
-        raise directory_error(env, path, shown)
+        raise directory_error(env, target, shown)
     data = content.encode("utf-8")
     try:
-        env.write_bytes(path, data)
+        env.write_bytes(target, data)
     except PermissionError:
         raise ToolArgumentError(f"permission denied writing {shown}") from None
     except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:

@@ -8,16 +8,10 @@ characters per line, total characters) and say when they were cut.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from herald.tools.declare import tool
-from herald.tools.file_common import (
-    display_path,
-    require_environment,
-    resolve_path,
-    stat_existing,
-    str_arg,
-)
+from herald.tools.file_common import display_path, require_environment, resolve_path, stat_existing
 from herald.tools.file_search import (
     IGNORED_DIRS,
     SearchError,
@@ -32,25 +26,7 @@ from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, 
 MAX_MATCHES = 200
 MAX_FILES = 500
 MAX_OUTPUT_CHARS = 30_000
-MODES = ("content", "files")
-
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Search files under path (default: working directory). mode=content (default): lines "
-        "matching a regex; mode=files: file names matching a glob (e.g. '*.py', "
-        "'src/**/test_*.py'). Skips .git, node_modules, .venv and binary files."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "description": "regex (content) or glob (files)"},
-            "path": {"type": "string"},
-            "mode": {"type": "string", "enum": list(MODES)},
-            "glob": {"type": "string", "description": "content mode: only files matching this"},
-        },
-        "required": ["pattern"],
-    },
-}
+Mode = Literal["content", "files"]
 
 
 def _is_local(ctx: ToolContext) -> bool:
@@ -111,34 +87,42 @@ def format_outcome(
     return "\n".join([*rows, *(f"[{n}]" for n in notes)])
 
 
-def handle_search_files(args: dict[str, Any], ctx: ToolContext) -> str:
+@tool(
+    toolset="file",
+    parallel_safe=True,
+    reads=("path",),
+    max_result_chars=MAX_OUTPUT_CHARS + 2_000,
+)
+def search_files(
+    ctx: ToolContext,
+    pattern: str,
+    path: str | None = None,
+    mode: Mode | None = None,
+    glob: str | None = None,
+) -> str:
+    """Search files under path (default: working directory). mode=content (default): lines
+    matching a regex; mode=files: file names matching a glob (e.g. '*.py',
+    'src/**/test_*.py'). Skips .git, node_modules, .venv and binary files.
+
+    Args:
+        pattern: regex (content) or glob (files)
+        glob: content mode: only files matching this
+    """
     env = require_environment(ctx)
-    pattern = str_arg(args, "pattern") or ""
     if not pattern.strip():
         raise ToolArgumentError("pattern must not be empty")
-    mode = str_arg(args, "mode", required=False) or "content"
-    if mode not in MODES:
-        raise ToolArgumentError(f"mode must be 'content' or 'files', got {mode!r}")
-    glob = str_arg(args, "glob", required=False) or None
-    raw_path = (str_arg(args, "path", required=False) or "").strip()
+    # Empty or null optional arguments mean "not given" (models that fill every field).
+    mode = mode or "content"
+    raw_path = (path or "").strip()
     root = resolve_path(env, raw_path) if raw_path else env.cwd
     where = raw_path or "the working directory"
     stat_existing(env, root, where)
-    outcome = run_search(ctx, root, mode, pattern, glob)
+    outcome = run_search(ctx, root, mode, pattern, glob or None)
     return format_outcome(ctx, outcome, mode, pattern, where)
 
 
 # Declared once, as values; the composition root (herald.toolbox) adds them.
-TOOLS: tuple[ToolSpec, ...] = (
-    tool(
-        name="search_files",
-        toolset="file",
-        schema=SCHEMA,
-        parallel_safe=True,
-        reads=("path",),
-        max_result_chars=MAX_OUTPUT_CHARS + 2_000,
-    )(lambda ctx, **args: handle_search_files(args, ctx)),
-)
+TOOLS: tuple[ToolSpec, ...] = (search_files,)
 
 
 def register(target: ToolRegistry) -> None:
@@ -151,7 +135,7 @@ __all__ = [
     "MAX_FILES",
     "MAX_MATCHES",
     "TOOLS",
-    "handle_search_files",
     "register",
     "run_search",
+    "search_files",
 ]
