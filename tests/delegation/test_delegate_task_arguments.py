@@ -83,6 +83,8 @@ def test_action_dependent_arguments_are_checked_in_the_body(registry: ToolRegist
         assert "action 'run' needs tasks" in error(registry, **args)
     assert "action 'steer' needs child_id" in error(registry, action="steer", message="hi")
     assert "action 'stop' needs child_id" in error(registry, action="stop")
+    # Sub-agent ids are numbers as text; a number is taken as its text.
+    assert "no sub-agent '3' in this session" in error(registry, action="stop", child_id=3)
 
 
 def test_list_needs_no_other_argument(registry: ToolRegistry) -> None:

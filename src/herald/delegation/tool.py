@@ -9,9 +9,16 @@ honour (another model or toolsets would break the shared prompt cache).
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from herald.delegation.board import board
@@ -31,6 +38,14 @@ def _plain_optionals(schema: dict[str, Any]) -> None:
     for prop in schema.get("properties", {}).values():
         if prop.get("default", 0) is None:
             prop.pop("default")
+
+
+def _number_as_text(value: Any) -> Any:
+    # Sub-agent ids are "1", "2", ...: a model naturally sends them as numbers.
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+ChildId = Annotated[str | None, BeforeValidator(_number_as_text)]
 
 
 class DelegatedTask(BaseModel):
@@ -135,7 +150,7 @@ def delegate_task(
     tasks: list[DelegatedTask] | None = None,
     mode: Literal["fresh", "fork"] = "fresh",
     action: Literal["run", "list", "steer", "stop"] = "run",
-    child_id: str | None = None,
+    child_id: ChildId = None,
     message: str | None = None,
 ) -> str:
     """Hand work to sub-agents that run in parallel, each with its own context and
