@@ -129,7 +129,7 @@ def test_the_depth_check_refuses_at_call_time(make_agent, fake_llm):
     ctx.session_id = child
     ctx.spawn_agent = agent.spawn
     with pytest.raises(ToolArgumentError, match="depth 1"):
-        delegate_task(ctx, tasks=[{"goal": "x"}])
+        delegate_task.handler({"tasks": [{"goal": "x"}]}, ctx)
 
 
 def test_lineage_walk_is_bounded_and_safe_against_cycles(make_agent):
@@ -340,3 +340,17 @@ def test_a_task_may_name_its_model_and_toolsets(make_agent, fake_llm):
     }
     assert good["status"] == "done"
     assert bad["status"] == "failed" and "no-such-toolset" in bad["error"]
+
+
+def test_a_bare_goal_and_an_object_context_are_accepted(make_agent, fake_llm):
+    """Models sometimes send a task as a plain string, or the context as an object: both
+    still reach a sub-agent (the goal as given, the context as JSON text)."""
+    fake_llm.set_handler(lambda r: Reply.text("ok: " + r.last_user_text) if is_child(r) else None)
+    tasks = ["alpha", {"goal": "beta", "context": {"path": "/srv/app", "retries": 2}}]
+    fake_llm.enqueue(Reply.tool_call("delegate_task", {"tasks": tasks}), Reply.text("done"))
+    agent = make_agent()
+    agent.start_turn("go").result(timeout=60)
+    alpha, beta = results_of(fake_llm)
+    assert alpha["goal"] == "alpha" and alpha["final_text"] == "ok: alpha"
+    assert beta["status"] == "done"
+    assert '{"path": "/srv/app", "retries": 2}' in beta["final_text"]

@@ -66,7 +66,7 @@ def test_agents_lists_steers_and_stops_running_children(make_agent, fake_llm):
     listing = agents_command(sid, "")
     assert "sub-agent 1 [running" in listing and "sub-agent 2 [running" in listing
     assert "sleepy" in listing and "terminal" in listing
-    tool_view = json.loads(delegate_task(ToolContext(session_id=sid), action="list"))
+    tool_view = json.loads(delegate_task.handler({"action": "list"}, ToolContext(session_id=sid)))
     assert [c["status"] for c in tool_view["sub_agents"]] == ["running", "running"]
 
     assert agents_command(sid, "steer 1 go left").startswith("↪ Passed to sub-agent 1")

@@ -72,6 +72,42 @@ def test_tools_join_the_core_toolset_and_respect_skills_enabled(
     assert is_available(spec, None, CheckCache(), make_home(tmp_path / "on", {}).config)
 
 
+def test_schemas_come_from_the_signatures(registry: ToolRegistry) -> None:
+    def parameters(name: str) -> dict[str, Any]:
+        spec = registry.get(name)
+        assert spec is not None
+        return spec.definition()["function"]["parameters"]
+
+    listing = parameters("skills_list")
+    assert set(listing["properties"]) == {"tag", "category"} and "required" not in listing
+    assert listing["properties"]["tag"]["type"] == "string"  # optional: no null in the schema
+    view = parameters("skill_view")
+    assert view["required"] == ["name"] and set(view["properties"]) == {"name", "file"}
+    manage = parameters("skill_manage")
+    assert manage["required"] == ["action", "name"]
+    assert manage["properties"]["action"]["enum"] == ["create", "patch", "edit", "archive"]
+    assert set(manage["properties"]) == {"action", "name", "content", "old_text", "new_text"}
+
+
+def test_bad_arguments_get_clear_errors(registry: ToolRegistry, ctx: ToolContext) -> None:
+    assert "action must be one of 'create', 'patch', 'edit' or 'archive', got 'delete'" in error(
+        registry, ctx, "skill_manage", action="delete", name="x"
+    )
+    assert "action is required" in error(registry, ctx, "skill_manage", name="x")
+    assert "content must be a string, got 5" in error(
+        registry, ctx, "skill_manage", action="edit", name="x", content=5
+    )
+    assert "name is required" in error(registry, ctx, "skill_view")
+    assert "name is required" in error(registry, ctx, "skill_view", name="  ")
+    assert "file must be a string, got 5" in error(
+        registry, ctx, "skill_view", name="debugging", file=5
+    )
+    assert "tag must be a string, got a list" in error(registry, ctx, "skills_list", tag=["git"])
+    assert "'limit' is not an argument of skills_list" in error(
+        registry, ctx, "skills_list", limit=3
+    )
+
+
 # -- listing and viewing ---------------------------------------------------------
 
 

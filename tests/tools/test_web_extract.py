@@ -191,3 +191,20 @@ def test_registered_parallel_safe_in_web_toolset(reg):
     spec = reg.get("web_extract")
     assert spec is not None and spec.parallel_safe and spec.toolset == "web"
     assert spec.check_fn is None and spec.requires_env == ()
+
+
+def test_schema_comes_from_the_signature(reg):
+    params = reg.get("web_extract").definition()["function"]["parameters"]
+    assert params["required"] == ["url"] and params["properties"] == {"url": {"type": "string"}}
+
+
+def test_bad_arguments_get_clear_errors(reg):
+    def error(args: dict[str, Any]) -> str:
+        result = reg.dispatch("web_extract", args, make_ctx())
+        assert result.is_error and result.content.startswith(ERROR_PREFIX)
+        return result.content
+
+    assert "url is required" in error({})
+    assert "url must be a string, got a list" in error({"url": ["https://a.example/"]})
+    assert "'timeout' is not an argument of web_extract" in error({"url": "x", "timeout": 3})
+    assert "url must be a non-empty http(s) URL" in error({"url": "  "})

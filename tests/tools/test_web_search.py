@@ -207,3 +207,25 @@ def test_secret_values_in_snippets_are_masked(reg, server):
     ctx.config.web.search_backend = "searxng"
     out = search(reg, ctx).content
     assert BRAVE_KEY not in out and "[REDACTED]" in out
+
+
+def test_schema_comes_from_the_signature(reg):
+    params = reg.get("web_search").definition()["function"]["parameters"]
+    assert params["required"] == ["query"] and params["properties"]["query"]["type"] == "string"
+    assert set(params["properties"]) == {"query"}
+
+
+def test_bad_arguments_get_clear_errors(reg, server):
+    ctx = make_ctx({"searxng_url": server.url})
+
+    def error(args: dict[str, Any]) -> str:
+        result = reg.dispatch("web_search", args, ctx)
+        assert result.is_error and result.content.startswith(ERROR_PREFIX)
+        return result.content
+
+    assert "query is required" in error({})
+    assert "query must be a string, got 5" in error({"query": 5})
+    assert "'count' is not an argument of web_search" in error({"query": "x", "count": 3})
+    assert "query must be a non-empty string" in error({"query": " \n "})
+    assert "query is too long (max 400 characters)" in error({"query": "word " * 100})
+    assert not server.requests  # nothing reached the backend

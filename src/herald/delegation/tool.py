@@ -9,7 +9,17 @@ honour (another model or toolsets would break the shared prompt cache).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from herald.delegation.board import board
 from herald.delegation.policy import delegation_depth
@@ -19,58 +29,58 @@ from herald.tools import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec,
 MAX_GOAL_CHARS = 4_000
 MAX_CONTEXT_CHARS = 40_000
 
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Hand work to sub-agents that run in parallel, each with its own context and "
-        "iteration budget, and get back one report per task (final text, files written, "
-        "tool calls, cost). Give each task a self-contained goal and the context it needs: "
-        "a sub-agent sees nothing of this conversation in mode 'fresh'. Mode 'fork' starts "
-        "each sub-agent from this very conversation (cheaper: the prompt cache is shared). "
-        "action 'list' shows running sub-agents, 'steer' sends one a message, 'stop' stops one."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "tasks": {
-                "type": "array",
-                "description": "the work to hand out, one sub-agent per task",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "goal": {
-                            "type": "string",
-                            "description": "what the sub-agent must achieve",
-                        },
-                        "context": {
-                            "type": "string",
-                            "description": "facts, paths and constraints it needs",
-                        },
-                        "toolsets": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "description": "toolsets it may use (default: file, terminal, web)",
-                        },
-                        "model": {"type": "string", "description": "another model for this task"},
-                    },
-                    "required": ["goal"],
-                },
-            },
-            "mode": {"type": "string", "enum": ["fresh", "fork"], "default": "fresh"},
-            "action": {
-                "type": "string",
-                "enum": ["run", "list", "steer", "stop"],
-                "default": "run",
-            },
-            "child_id": {"type": "string", "description": "for steer and stop: the sub-agent's id"},
-            "message": {"type": "string", "description": "for steer: what to tell it"},
-        },
-    },
-}
+
+def _plain_optionals(schema: dict[str, Any]) -> None:
+    """A task item's schema as the model should see it: an optional field is just its
+    type (``@tool`` does this for top-level arguments), and no ``additionalProperties``
+    (unknown keys are still refused, with an error that names them)."""
+    schema.pop("additionalProperties", None)
+    for prop in schema.get("properties", {}).values():
+        if prop.get("default", 0) is None:
+            prop.pop("default")
 
 
-def parse_tasks(raw: Any, *, mode: str, cap: int) -> list[TaskSpec]:
-    if not isinstance(raw, list) or not raw:
-        raise ToolArgumentError("tasks must be a non-empty array of {goal, context} objects")
+def _number_as_text(value: Any) -> Any:
+    # Sub-agent ids are "1", "2", ...: a model naturally sends them as numbers.
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+ChildId = Annotated[str | None, BeforeValidator(_number_as_text)]
+
+
+class DelegatedTask(BaseModel):
+    # One task for one sub-agent (no docstring: pydantic would send it as a description).
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_plain_optionals)
+
+    goal: str = Field(description="what the sub-agent must achieve")
+    context: str | None = Field(None, description="facts, paths and constraints it needs")
+    toolsets: list[str] | None = Field(
+        None, description="toolsets it may use (default: file, terminal, web)"
+    )
+    model: str | None = Field(None, description="another model for this task")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_goal(cls, value: Any) -> Any:
+        # Models sometimes send a task as just its goal.
+        if isinstance(value, str):
+            return {"goal": value}
+        if not isinstance(value, dict):
+            raise PydanticCustomError("task", "a task must be an object with a goal")
+        return value
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _context_text(cls, value: Any) -> Any:
+        # Structured context (an object, a list) reaches the sub-agent as JSON text.
+        if value is None or isinstance(value, str):
+            return value
+        return json.dumps(value, ensure_ascii=False)
+
+
+def parse_tasks(raw: list[DelegatedTask], *, mode: str, cap: int) -> list[TaskSpec]:
+    """The checks a schema cannot state: the configured cap, blank goals, sizes, and
+    the arguments fork mode cannot honour."""
     if len(raw) > cap:
         raise ToolArgumentError(
             f"{len(raw)} tasks in one call; at most {cap} are allowed "
@@ -78,33 +88,22 @@ def parse_tasks(raw: Any, *, mode: str, cap: int) -> list[TaskSpec]:
         )
     tasks: list[TaskSpec] = []
     for n, item in enumerate(raw, 1):
-        if isinstance(item, str):
-            item = {"goal": item}
-        if not isinstance(item, dict):
-            raise ToolArgumentError(f"task {n} must be an object with a goal")
-        goal = item.get("goal")
-        if not isinstance(goal, str) or not goal.strip():
+        goal, context = item.goal, item.context or ""
+        if not goal.strip():
             raise ToolArgumentError(f"task {n} needs a non-empty goal")
-        context = item.get("context") or ""
-        if not isinstance(context, str):
-            context = json.dumps(context, ensure_ascii=False)
         if len(goal) > MAX_GOAL_CHARS or len(context) > MAX_CONTEXT_CHARS:
             raise ToolArgumentError(
                 f"task {n} is too long (goal ≤ {MAX_GOAL_CHARS}, context ≤ {MAX_CONTEXT_CHARS} "
                 "characters): write the details to a file and name the path"
             )
-        toolsets = item.get("toolsets")
-        if toolsets is not None and (
-            not isinstance(toolsets, list) or not all(isinstance(t, str) for t in toolsets)
-        ):
-            raise ToolArgumentError(f"task {n}: toolsets must be an array of toolset names")
-        model = item.get("model") or None
-        if mode == "fork" and (toolsets or model):
+        model = item.model or None
+        if mode == "fork" and (item.toolsets or model):
             raise ToolArgumentError(
                 f"task {n}: fork mode keeps the parent's model and tools (the shared prompt "
                 "cache depends on them); drop toolsets/model or use mode 'fresh'"
             )
-        tasks.append(TaskSpec(goal.strip(), context, tuple(toolsets) if toolsets else None, model))
+        toolsets = tuple(item.toolsets) if item.toolsets else None
+        tasks.append(TaskSpec(goal.strip(), context, toolsets, model))
     return tasks
 
 
@@ -145,20 +144,33 @@ def _control(ctx: ToolContext, action: str, child_id: str, message: str) -> str:
     )
 
 
+@tool(toolset="delegation", max_result_chars=60_000)
 def delegate_task(
     ctx: ToolContext,
-    tasks: Any = None,
-    mode: str = "fresh",
-    action: str = "run",
-    child_id: str = "",
-    message: str = "",
+    tasks: list[DelegatedTask] | None = None,
+    mode: Literal["fresh", "fork"] = "fresh",
+    action: Literal["run", "list", "steer", "stop"] = "run",
+    child_id: ChildId = None,
+    message: str | None = None,
 ) -> str:
-    if action in ("list", "steer", "stop"):
-        return _control(ctx, action, child_id, message)
+    """Hand work to sub-agents that run in parallel, each with its own context and
+    iteration budget, and get back one report per task (final text, files written,
+    tool calls, cost). Give each task a self-contained goal and the context it needs:
+    a sub-agent sees nothing of this conversation in mode 'fresh'. Mode 'fork' starts
+    each sub-agent from this very conversation (cheaper: the prompt cache is shared).
+    action 'list' shows running sub-agents, 'steer' sends one a message, 'stop' stops one.
+
+    Args:
+        tasks: the work to hand out, one sub-agent per task
+        child_id: for steer and stop: the sub-agent's id
+        message: for steer: what to tell it
+    """
     if action != "run":
-        raise ToolArgumentError("action must be run, list, steer or stop")
-    if mode not in ("fresh", "fork"):
-        raise ToolArgumentError("mode must be 'fresh' or 'fork'")
+        return _control(ctx, action, child_id or "", message or "")
+    if not tasks:
+        raise ToolArgumentError(
+            "action 'run' needs tasks: a non-empty array of {goal, context} objects"
+        )
     if ctx.config is None or ctx.session_id is None or ctx.spawn_agent is None:
         raise ToolArgumentError("delegate_task can only run inside a turn of a Herald session")
     settings = ctx.config.delegation
@@ -183,11 +195,7 @@ def delegate_task(
     )
 
 
-TOOLS: tuple[ToolSpec, ...] = (
-    tool(name="delegate_task", toolset="delegation", schema=SCHEMA, max_result_chars=60_000)(
-        lambda ctx, **args: delegate_task(ctx, **args)
-    ),
-)
+TOOLS: tuple[ToolSpec, ...] = (delegate_task,)
 
 
 def register(target: ToolRegistry) -> None:
@@ -195,4 +203,4 @@ def register(target: ToolRegistry) -> None:
     target.add(*TOOLS)
 
 
-__all__ = ["SCHEMA", "TOOLS", "delegate_task", "parse_tasks", "register"]
+__all__ = ["TOOLS", "DelegatedTask", "delegate_task", "parse_tasks", "register"]

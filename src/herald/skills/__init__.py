@@ -6,8 +6,8 @@ finds skills in the home, the bundled set and ``skills.external_dirs`` (see
 `herald.skills.library` for precedence), renders the system prompt's index and
 expands ``/SKILL-NAME args``. `herald.skills.manage` changes home skills
 (validated and injection-scanned), `Curator` retires unused agent-created
-skills with snapshots and rollback, and `herald.skills.tools` registers
-`skills_list`, `skill_view` and `skill_manage` when imported.
+skills with snapshots and rollback, and `herald.skills.tools` declares the tools
+`skills_list`, `skill_view` and `skill_manage` (its ``TOOLS``).
 """
 
 from herald.skills.curator import Curator, CuratorReport, RollbackReport

@@ -5,7 +5,7 @@ loads a whole skill with `skill_view` when a task matches. These tools are live
 — a skill created earlier in the session is listed and viewable at once —
 while the prompt's index stays frozen for the session (DESIGN invariant 1).
 
-Handlers find the library through ``ctx.home`` and ``ctx.config``; one library
+The tools find the library through ``ctx.home`` and ``ctx.config``; one library
 is cached per (home, config) and re-scans itself when files change.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from herald.skills.files import UnsafePathError, list_files, resolve_inside
 from herald.skills.library import SkillLibrary
@@ -33,62 +33,7 @@ if TYPE_CHECKING:
 
 MAX_VIEW_BYTES = 200_000
 MAX_RESULT_CHARS = 400_000  # above MAX_VIEW_BYTES + JSON escaping: a view is never cut
-ACTIONS = ("create", "patch", "edit", "archive")
 READ_ONLY_SURFACES = frozenset({"webhook"})
-
-SKILLS_LIST_SCHEMA: dict[str, Any] = {
-    "description": (
-        "List the available skills (saved procedures), optionally filtered by tag or "
-        "category. Load one with skill_view before acting on a matching task."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "tag": {"type": "string", "description": "only skills with this tag"},
-            "category": {"type": "string", "description": "only skills in this category"},
-        },
-    },
-}
-
-SKILL_VIEW_SCHEMA: dict[str, Any] = {
-    "description": (
-        "Load a skill: its whole SKILL.md, or one named file under the skill (e.g. "
-        "references/x.md, listed in `files`). Read it fully, then follow it."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "the skill's name"},
-            "file": {
-                "type": "string",
-                "description": "a file relative to the skill directory; omit for SKILL.md",
-            },
-        },
-        "required": ["name"],
-    },
-}
-
-SKILL_MANAGE_SCHEMA: dict[str, Any] = {
-    "description": (
-        "Create or maintain a skill in the owner's library after a procedure worked. "
-        "create: content is the whole SKILL.md (front matter with name, a description of "
-        "at most 60 characters, version; then a Markdown body). patch: replace old_text "
-        "(must match exactly once) with new_text. edit: replace the whole SKILL.md with "
-        "content. archive: retire the skill (restorable). Changes show in the skills index "
-        "from the next session."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS)},
-            "name": {"type": "string", "description": "the skill's name (its directory name)"},
-            "content": {"type": "string", "description": "the whole SKILL.md text"},
-            "old_text": {"type": "string", "description": "patch: exact text to replace"},
-            "new_text": {"type": "string", "description": "patch: replacement text"},
-        },
-        "required": ["action", "name"],
-    },
-}
 
 _libraries: dict[tuple[str, str], SkillLibrary] = {}
 _libraries_lock = threading.Lock()
@@ -113,11 +58,8 @@ def clear_library_cache() -> None:
         _libraries.clear()
 
 
-def _require_name(args: dict[str, Any]) -> str:
-    name = args.get("name")
-    if not isinstance(name, str) or not name.strip():
-        raise ToolArgumentError("name is required: a skill name from skills_list")
-    return name.strip().lower()
+def skills_enabled(ctx: ToolContext) -> bool:
+    return ctx.config is None or ctx.config.skills.enabled
 
 
 def _entry(skill: Skill) -> dict[str, Any]:
@@ -133,10 +75,16 @@ def _entry(skill: Skill) -> dict[str, Any]:
     return entry
 
 
-def handle_skills_list(args: dict[str, Any], ctx: ToolContext) -> str:
+@tool(toolset="core", check=skills_enabled, parallel_safe=True)
+def skills_list(ctx: ToolContext, tag: str | None = None, category: str | None = None) -> str:
+    """List the available skills (saved procedures), optionally filtered by tag or
+    category. Load one with skill_view before acting on a matching task.
+
+    Args:
+        tag: only skills with this tag
+        category: only skills in this category
+    """
     library = library_for(ctx)
-    tag = args.get("tag") if isinstance(args.get("tag"), str) else None
-    category = args.get("category") if isinstance(args.get("category"), str) else None
     skills = library.filter(tag=tag or None, category=category or None)
     result: dict[str, Any] = {"skills": [_entry(s) for s in skills], "count": len(skills)}
     if not skills:
@@ -200,13 +148,21 @@ def _files_hint(skill: Skill) -> str:
     return ", ".join(files[:30]) or "none besides SKILL.md"
 
 
-def handle_skill_view(args: dict[str, Any], ctx: ToolContext) -> str:
+@tool(toolset="core", check=skills_enabled, parallel_safe=True, max_result_chars=MAX_RESULT_CHARS)
+def skill_view(ctx: ToolContext, name: str, file: str | None = None) -> str:
+    """Load a skill: its whole SKILL.md, or one named file under the skill (e.g.
+    references/x.md, listed in `files`). Read it fully, then follow it.
+
+    Args:
+        name: the skill's name
+        file: a file relative to the skill directory; omit for SKILL.md
+    """
     library = library_for(ctx)
-    skill = _find(library, _require_name(args))
-    relative = args.get("file")
-    if relative is not None and not isinstance(relative, str):
-        raise ToolArgumentError("file must be a path relative to the skill, e.g. references/x.md")
-    relative = (relative or "").strip() or SKILL_FILE
+    wanted = name.strip().lower()
+    if not wanted:
+        raise ToolArgumentError("name is required: a skill name from skills_list")
+    skill = _find(library, wanted)
+    relative = (file or "").strip() or SKILL_FILE
     if relative in (SKILL_FILE, f"./{SKILL_FILE}"):
         relative = SKILL_FILE
     content = _read_skill_file(skill, relative)
@@ -224,7 +180,28 @@ def handle_skill_view(args: dict[str, Any], ctx: ToolContext) -> str:
     return json.dumps(result, ensure_ascii=False)
 
 
-def handle_skill_manage(args: dict[str, Any], ctx: ToolContext) -> str:
+@tool(toolset="core", check=skills_enabled)
+def skill_manage(
+    ctx: ToolContext,
+    action: Literal["create", "patch", "edit", "archive"],
+    name: str,
+    content: str | None = None,
+    old_text: str | None = None,
+    new_text: str | None = None,
+) -> str:
+    """Create or maintain a skill in the owner's library after a procedure worked.
+    create: content is the whole SKILL.md (front matter with name, a description of
+    at most 60 characters, version; then a Markdown body). patch: replace old_text
+    (must match exactly once) with new_text. edit: replace the whole SKILL.md with
+    content. archive: retire the skill (restorable). Changes show in the skills index
+    from the next session.
+
+    Args:
+        name: the skill's name (its directory name)
+        content: the whole SKILL.md text
+        old_text: patch: exact text to replace
+        new_text: patch: replacement text
+    """
     if ctx.surface in READ_ONLY_SURFACES:
         # A webhook's text comes from outside; letting it write skills would let a
         # stranger plant instructions in every later session.
@@ -233,17 +210,15 @@ def handle_skill_manage(args: dict[str, Any], ctx: ToolContext) -> str:
             "untrusted); skills can be read here but not changed"
         )
     library = library_for(ctx)
-    action = args.get("action")
-    if action not in ACTIONS:
-        raise ToolArgumentError(f"action must be one of {', '.join(ACTIONS)}, got {action!r}")
-    name = args.get("name")
+    # Which of content / old_text / new_text an action needs is checked by the
+    # manage functions, whose errors name the action and what to send.
     try:
         if action == "create":
-            result = create_skill(library, name, args.get("content"), created_by="agent")
+            result = create_skill(library, name, content, created_by="agent")
         elif action == "patch":
-            result = patch_skill(library, name, args.get("old_text"), args.get("new_text"))
+            result = patch_skill(library, name, old_text, new_text)
         elif action == "edit":
-            result = edit_skill(library, name, args.get("content"))
+            result = edit_skill(library, name, content)
         else:
             result = archive_skill(library, name)
     except SkillManageError as exc:
@@ -251,31 +226,8 @@ def handle_skill_manage(args: dict[str, Any], ctx: ToolContext) -> str:
     return json.dumps(result.to_dict(), ensure_ascii=False)
 
 
-def skills_enabled(ctx: ToolContext) -> bool:
-    return ctx.config is None or ctx.config.skills.enabled
-
-
 # Declared once, as values; the composition root (herald.toolbox) adds them.
-TOOLS: tuple[ToolSpec, ...] = (
-    tool(
-        name="skills_list",
-        toolset="core",
-        schema=SKILLS_LIST_SCHEMA,
-        check=skills_enabled,
-        parallel_safe=True,
-    )(lambda ctx, **args: handle_skills_list(args, ctx)),
-    tool(
-        name="skill_view",
-        toolset="core",
-        schema=SKILL_VIEW_SCHEMA,
-        check=skills_enabled,
-        parallel_safe=True,
-        max_result_chars=MAX_RESULT_CHARS,
-    )(lambda ctx, **args: handle_skill_view(args, ctx)),
-    tool(name="skill_manage", toolset="core", schema=SKILL_MANAGE_SCHEMA, check=skills_enabled)(
-        lambda ctx, **args: handle_skill_manage(args, ctx)
-    ),
-)
+TOOLS: tuple[ToolSpec, ...] = (skills_list, skill_view, skill_manage)
 
 
 def register(target: ToolRegistry) -> None:

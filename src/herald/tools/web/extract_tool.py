@@ -8,10 +8,9 @@ text is capped at `web.extract_max_chars`.
 
 from __future__ import annotations
 
-from typing import Any
-
+from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext
-from herald.tools.web.common import UNTRUSTED_NOTE, scrub, web_config
+from herald.tools.web.common import TOOLSET, UNTRUSTED_NOTE, scrub, web_config
 from herald.tools.web.fetch import FetchedPage, FetchError, decode_body, fetch
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -24,18 +23,6 @@ _TEXT_TYPES = (
     "application/toml",
     "application/x-ndjson",
 )
-
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Fetch an http(s) URL and return its readable text (HTML as markdown with "
-        "links; text and JSON as-is)."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {"url": {"type": "string"}},
-        "required": ["url"],
-    },
-}
 
 
 def _kind(page: FetchedPage) -> str:
@@ -62,9 +49,11 @@ def _cap(text: str, limit: int) -> tuple[str, str | None]:
     return text[:cut], f"[text cut at {cut:,} of {len(text):,} characters]"
 
 
-def handle_web_extract(args: dict[str, Any], ctx: ToolContext) -> str:
-    url = args.get("url")
-    if not isinstance(url, str) or not url.strip():
+@tool(toolset=TOOLSET, parallel_safe=True, max_result_chars=50_000)
+def web_extract(ctx: ToolContext, url: str) -> str:
+    """Fetch an http(s) URL and return its readable text (HTML as markdown with links;
+    text and JSON as-is)."""
+    if not url.strip():
         raise ToolArgumentError("url must be a non-empty http(s) URL")
     config = web_config(ctx)
     try:

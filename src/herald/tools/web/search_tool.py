@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext
 from herald.tools.web.backends import BackendChoice, WebSearchError, choose_backend
-from herald.tools.web.common import UNTRUSTED_NOTE, scrub, web_config
+from herald.tools.web.common import TOOLSET, UNTRUSTED_NOTE, scrub, web_config
 
 MAX_QUERY_CHARS = 400
-
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Search the web. Returns title, url and snippet per hit; read a page with web_extract."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {"query": {"type": "string"}},
-        "required": ["query"],
-    },
-}
 
 
 def backend_for(ctx: ToolContext) -> BackendChoice:
@@ -33,9 +22,10 @@ def web_search_available(ctx: ToolContext) -> bool:
     return backend_for(ctx).backend is not None
 
 
-def handle_web_search(args: dict[str, Any], ctx: ToolContext) -> str:
-    query = args.get("query")
-    if not isinstance(query, str) or not query.strip():
+@tool(toolset=TOOLSET, check=web_search_available, parallel_safe=True, max_result_chars=20_000)
+def web_search(ctx: ToolContext, query: str) -> str:
+    """Search the web. Returns title, url and snippet per hit; read a page with web_extract."""
+    if not query.strip():
         raise ToolArgumentError("query must be a non-empty string")
     query = " ".join(query.split())
     if len(query) > MAX_QUERY_CHARS:
