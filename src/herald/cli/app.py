@@ -7,21 +7,19 @@ from typing import Annotated
 
 import typer
 
+import herald.cli.config_cmd as config_cmd
+import herald.cli.cron_cmd as cron_cmd
+import herald.cli.gateway_cmd as gateway_cmd
+import herald.cli.kanban_cmd as kanban_cmd
+import herald.cli.mcp_cmd as mcp_cmd
+import herald.cli.pairing_cmd as pairing_cmd
+import herald.cli.plugins_cmd as plugins_cmd
+import herald.cli.sandbox_cmd as sandbox_cmd
+import herald.cli.sessions_cmd as sessions_cmd
+import herald.cli.skills_cmd as skills_cmd
+import herald.cli.usage_cmd as usage_cmd
+import herald.cli.web_cmd as web_cmd
 from herald import __version__
-from herald.cli import (
-    config_cmd,
-    cron_cmd,
-    gateway_cmd,
-    kanban_cmd,
-    mcp_cmd,
-    pairing_cmd,
-    plugins_cmd,
-    sandbox_cmd,
-    sessions_cmd,
-    skills_cmd,
-    usage_cmd,
-    web_cmd,
-)
 from herald.cli.common import fail, load, open_store, resolve_session_id
 from herald.cli.doctor import doctor
 from herald.cli.setup_cmd import setup

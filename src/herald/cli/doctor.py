@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from herald.cli.common import EXIT_OK, EXIT_TURN_FAILED, profile_of, write_stdout
+
+if TYPE_CHECKING:
+    from herald.config import HeraldConfig, HeraldHome
 
 
 @dataclass
@@ -133,6 +136,28 @@ def check_optional_parts() -> list[Check]:
     return checks
 
 
+def check_plugins(home: HeraldHome, config: HeraldConfig) -> list[Check]:
+    """One doctor line per disabled plugin and notice; one ok line otherwise."""
+    from herald.config import Secrets
+    from herald.plugins import load_plugins
+
+    loaded = load_plugins(config, home, Secrets(home.env_path), cwd=os.getcwd())
+    checks = [
+        Check(
+            f"plugin {f.name}",
+            "fail",
+            f.message,
+            f"herald plugins info {f.name}; or herald plugins disable {f.name}",
+        )
+        for f in loaded.failures
+    ]
+    checks += [Check("plugins", "warn", notice) for notice in loaded.notices]
+    if not checks:
+        names = ", ".join(sorted(loaded.loaded)) or "none enabled"
+        checks.append(Check("plugins", "ok", names))
+    return checks
+
+
 def run_checks(profile: str | None, *, offline: bool) -> list[Check]:
     home_check, home = check_home(profile)
     checks = [home_check]
@@ -143,8 +168,6 @@ def run_checks(profile: str | None, *, offline: bool) -> list[Check]:
     checks.append(check_state(home))
     if config is not None:
         checks += check_provider(home, config, offline=offline)
-        from herald.cli.plugins_cmd import check_plugins
-
         checks += check_plugins(home, config)
     checks.append(check_local_model(config))
     checks += check_optional_parts()
@@ -165,4 +188,3 @@ def doctor(
     write_stdout("\n".join(lines) + "\n")
     failed = [c for c in checks if c.status == "fail"]
     raise typer.Exit(EXIT_TURN_FAILED if failed else EXIT_OK)
-

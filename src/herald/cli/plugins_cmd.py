@@ -1,5 +1,5 @@
-"""`herald plugins list|info|enable|disable|remove|new`, plugin `herald <name>` commands and
-the plugin check of `herald doctor`."""
+"""`herald plugins list|info|enable|disable|remove|new` and plugin `herald <name>` commands
+(the plugin check of `herald doctor` is `herald.cli.doctor.check_plugins`)."""
 
 from __future__ import annotations
 
@@ -296,29 +296,3 @@ def _profile(argv: list[str]) -> str | None:
         if token.startswith("--profile="):
             return token.split("=", 1)[1]
     return None
-
-
-# ---- herald doctor ------------------------------------------------------------------------------
-
-
-def check_plugins(home: Any, config: Any) -> list[Any]:
-    """One doctor line per disabled plugin and notice; one ok line otherwise."""
-    from herald.cli.doctor import Check
-    from herald.config import Secrets
-    from herald.plugins import load_plugins
-
-    loaded = load_plugins(config, home, Secrets(home.env_path), cwd=os.getcwd())
-    checks = [
-        Check(
-            f"plugin {f.name}",
-            "fail",
-            f.message,
-            f"herald plugins info {f.name}; or herald plugins disable {f.name}",
-        )
-        for f in loaded.failures
-    ]
-    checks += [Check("plugins", "warn", notice) for notice in loaded.notices]
-    if not checks:
-        names = ", ".join(sorted(loaded.loaded)) or "none enabled"
-        checks.append(Check("plugins", "ok", names))
-    return checks

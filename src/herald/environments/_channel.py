@@ -19,9 +19,16 @@ import time
 from abc import abstractmethod
 from collections.abc import Mapping
 
-from herald.environments import _ssh_scripts as scripts
 from herald.environments._background import PipedBackgroundProcess, ProcessTable
 from herald.environments._output import DEFAULT_MAX_OUTPUT_BYTES, ActivityThrottle, OutputCollector
+from herald.environments._ssh_scripts import (
+    MARKER_PREFIX,
+    ScriptFileOps,
+    command_wrapper,
+    framed,
+    kill_group_script,
+    parse_pgid,
+)
 from herald.environments._streaming import MarkerFilter, StreamPump, supervise
 from herald.environments.base import (
     ActivityCallback,
@@ -38,7 +45,7 @@ _PGID_WAIT_S = 1.0  # a kill right after the start waits this long for the group
 _MAX_CLIENT_STDERR = 16_384
 
 
-class ShellChannelEnvironment(scripts.ScriptFileOps, Environment):
+class ShellChannelEnvironment(ScriptFileOps, Environment):
     def __init__(
         self,
         *,
@@ -83,7 +90,7 @@ class ShellChannelEnvironment(scripts.ScriptFileOps, Environment):
         EnvironmentConnectionError when the client fails. The script's stdout
         starts after a marker line, so login noise cannot corrupt file data."""
         proc = self._popen(
-            scripts.framed(script),
+            framed(script),
             stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
@@ -96,7 +103,7 @@ class ShellChannelEnvironment(scripts.ScriptFileOps, Environment):
                 f"{self.target} did not answer within {timeout:g} s"
             ) from None
         body = bytearray()
-        markers = MarkerFilter(scripts.MARKER_PREFIX, body.extend)
+        markers = MarkerFilter(MARKER_PREFIX, body.extend)
         markers.feed(out)
         markers.flush()
         if self._client_failed(proc.returncode, bool(markers.values), err):
@@ -130,13 +137,13 @@ class ShellChannelEnvironment(scripts.ScriptFileOps, Environment):
         if info is None or not info.is_dir:
             raise FileNotFoundError(f"working directory does not exist: {workdir}")
         exports = {**NON_INTERACTIVE_DEFAULTS, **check_env_names(env)}
-        return scripts.command_wrapper(command, workdir, exports)
+        return command_wrapper(command, workdir, exports)
 
     def _kill_remote_group(self, markers: MarkerFilter, proc: subprocess.Popen[bytes]) -> None:
-        pgid = scripts.parse_pgid(markers.values)
+        pgid = parse_pgid(markers.values)
         if pgid is not None:
             try:
-                self.run_script(scripts.kill_group_script(pgid), timeout=_KILL_TIMEOUT_S)
+                self.run_script(kill_group_script(pgid), timeout=_KILL_TIMEOUT_S)
             except EnvironmentConnectionError:
                 pass  # the connection is gone; so is the session's channel
         if proc.poll() is None:
@@ -161,7 +168,7 @@ class ShellChannelEnvironment(scripts.ScriptFileOps, Environment):
         proc = self._popen(remote, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
         assert proc.stdout is not None and proc.stderr is not None
         collector = OutputCollector(self._max_output_bytes)
-        markers = MarkerFilter(scripts.MARKER_PREFIX, collector.feed)
+        markers = MarkerFilter(MARKER_PREFIX, collector.feed)
         client_stderr = bytearray()
 
         def keep_stderr(data: bytes) -> None:
@@ -220,7 +227,7 @@ class ShellChannelEnvironment(scripts.ScriptFileOps, Environment):
         # stdin stays open: it is the channel write_stdin talks through. The far
         # side merges the command's stderr into stdout; the client's stays apart.
         proc = self._popen(remote, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-        markers = MarkerFilter(scripts.MARKER_PREFIX, lambda data: None)
+        markers = MarkerFilter(MARKER_PREFIX, lambda data: None)
 
         def kill() -> None:
             markers.seen.wait(_PGID_WAIT_S)

@@ -36,10 +36,10 @@ from pathlib import Path
 
 from herald.config import ConfigError, Secrets
 from herald.config.home import base_home
-from herald.environments import _ssh_scripts as scripts
 from herald.environments._background import PipedBackgroundProcess, ProcessTable
 from herald.environments._cgroup import PidsCgroup
 from herald.environments._output import DEFAULT_MAX_OUTPUT_BYTES
+from herald.environments._ssh_scripts import ScriptFileOps
 from herald.environments._streaming import (
     kill_process_group,
 )
@@ -107,7 +107,7 @@ def _bash() -> str:
     return found if found and any(is_within(found, d) for d in SYSTEM_DIRS) else "/bin/bash"
 
 
-class BwrapEnvironment(scripts.ScriptFileOps, Environment):
+class BwrapEnvironment(ScriptFileOps, Environment):
     name = "bwrap"
     sandboxed = True
 

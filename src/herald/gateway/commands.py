@@ -11,29 +11,54 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, Protocol
 
 from herald.engine.commands import commands_for, help_lines
 from herald.gateway.approvals import CHOICE_COMMANDS
 
 if TYPE_CHECKING:
-    from herald.gateway.runner import GatewayRunner, SessionSlot
+    from herald.config import Settings
+    from herald.gateway.sessions import SessionManager
+    from herald.gateway.slots import SessionSlot
     from herald.gateway.turns import WorkItem
+    from herald.state import StateStore
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[["GatewayRunner", "SessionSlot", "WorkItem", str], Awaitable[str]]
+
+class CommandRunner(Protocol):
+    """What the commands use of the runner (`GatewayRunner` is the one there is); named
+    here so this module, which the runner imports, does not import the runner back."""
+
+    sessions: SessionManager
+    executor: Executor
+
+    def settings_for(self, profile: str) -> Settings: ...
+
+    def store_for(self, profile: str) -> StateStore: ...
+
+    def plugins_for(self, profile: str) -> Any: ...
+
+    def enqueue(self, slot: SessionSlot, item: WorkItem, *, front: bool = False) -> None: ...
+
+    def derive_item(self, item: WorkItem, text: str, kind: str = "message") -> WorkItem: ...
+
+    def drop_queued(self, slot: SessionSlot, why: str) -> int: ...
+
+
+Handler = Callable[["CommandRunner", "SessionSlot", "WorkItem", str], Awaitable[str]]
 COMMANDS = {c.name: c for c in commands_for("gateway")}
 
 
-async def cmd_help(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_help(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     from herald.plugins.slash import slash_help_lines
 
     extra = slash_help_lines(runner.plugins_for(slot.profile))
     return "Commands:\n" + "\n".join(help_lines("gateway") + extra)
 
 
-async def cmd_stop(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_stop(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     dropped = runner.drop_queued(slot, "stopped with /stop before it ran")
     turn = slot.turn
     if turn is None or turn.item.kind == "command":
@@ -43,7 +68,7 @@ async def cmd_stop(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg
     return "⏹ Stopping the running turn." + extra
 
 
-async def cmd_steer(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_steer(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     if not arg:
         return "Usage: /steer TEXT"
     turn = slot.turn
@@ -57,7 +82,7 @@ async def cmd_steer(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, ar
     return "Nothing is running; sending it as a message."
 
 
-async def cmd_usage(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_usage(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     session_id = runner.sessions.session_id(slot.key)
     record = runner.store_for(slot.profile).get_session(session_id) if session_id else None
     if record is None:
@@ -70,7 +95,7 @@ async def cmd_usage(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, ar
     return "\n".join([f"Session {record.id} ({record.provider}:{record.model})", *report.lines()])
 
 
-async def cmd_agents(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_agents(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     from herald.delegation import agents_command
 
     return agents_command(runner.sessions.session_id(slot.key), arg)
@@ -81,27 +106,27 @@ def _approval_choice(arg: str) -> str | None:
     return {"": "once", "once": "once", "session": "session", "always": "always"}.get(word)
 
 
-async def cmd_approve(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_approve(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     choice = _approval_choice(arg)
     if choice is None:
         return "Usage: " + ", ".join(v for k, v in CHOICE_COMMANDS.items() if k != "deny")
     return slot.prompts.answer_approval(choice)
 
 
-async def cmd_deny(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_deny(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     return slot.prompts.answer_approval("deny")
 
 
 # ---- commands that run through the session queue ------------------------------------------
 
 
-async def cmd_new(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_new(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     old = runner.sessions.reset(slot.key)
     return "🆕 Started a new session." + (f" (The previous one was {old}.)" if old else "")
 
 
 async def _with_agent(
-    runner: GatewayRunner, slot: SessionSlot, item: WorkItem, work: Callable[[Any], str]
+    runner: CommandRunner, slot: SessionSlot, item: WorkItem, work: Callable[[Any], str]
 ) -> str:
     from herald.gateway.sessions import AgentRequest
 
@@ -115,7 +140,7 @@ async def _with_agent(
         runner.sessions.release(slot.key)
 
 
-async def cmd_compress(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_compress(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     if runner.sessions.session_id(slot.key) is None:
         return "Nothing to compress yet."
 
@@ -132,7 +157,7 @@ async def cmd_compress(runner: GatewayRunner, slot: SessionSlot, item: WorkItem,
     return await _with_agent(runner, slot, item, work)
 
 
-async def cmd_model(runner: GatewayRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+async def cmd_model(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
     settings = runner.settings_for(slot.profile)
     if not arg:
         if runner.sessions.session_id(slot.key) is None:

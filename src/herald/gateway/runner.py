@@ -22,16 +22,14 @@ import logging
 import os
 import time
 import uuid
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import herald.gateway.pipeline as pipeline
 from herald.engine.commands import parse_command
-from herald.gateway import pipeline
 from herald.gateway.agents import AgentCache
-from herald.gateway.approvals import ChatPrompts
 from herald.gateway.auth import Authorizer
 from herald.gateway.commands import COMMANDS, HANDLERS
 from herald.gateway.contracts import DispatchResult, MessageEvent, PlatformAdapter, StreamCallbacks
@@ -40,6 +38,7 @@ from herald.gateway.outcomes import exception_sentence, turn_to_dispatch
 from herald.gateway.pairing import PairingStore, pairing_path
 from herald.gateway.routing import UnservedProfileError
 from herald.gateway.sessions import AgentRequest, SessionManager
+from herald.gateway.slots import SessionSlot
 from herald.gateway.turns import ActiveTurn, TurnDriver, WorkItem, target_of
 from herald.safety import redact, register_secret_values
 from herald.state.gateway_tables import GatewayState, InflightTurn
@@ -61,20 +60,6 @@ def default_store_factory(settings: Settings) -> StateStore:
     from herald.state import StateStore
 
     return StateStore(settings.home.state_db)
-
-
-@dataclass
-class SessionSlot:
-    key: str
-    profile: str
-    queue: deque[WorkItem] = field(default_factory=deque)
-    worker: asyncio.Task[None] | None = None
-    turn: ActiveTurn | None = None
-    prompts: ChatPrompts = field(default_factory=ChatPrompts)
-
-    @property
-    def busy(self) -> bool:
-        return self.worker is not None
 
 
 class GatewayRunner:

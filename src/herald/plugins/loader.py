@@ -30,6 +30,7 @@ from herald.plugins.discovery import BUNDLED_DIR, Candidate, discover
 from herald.plugins.hooks import HookRunner
 from herald.plugins.manifest import PluginManifest, unmet_requirements
 from herald.plugins.registration import Contributions, PluginContext, Registered, SlashCommand
+from herald.plugins.tools import PluginToolOverlay
 
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
@@ -104,9 +105,17 @@ class PluginSet:
         """`registry` with the plugin tools over it (offered after the bundle's tools,
         sorted; a name taken by a built-in or an earlier plugin tool becomes
         ``<plugin>__<tool>``); `registry` itself when there are none or it has them."""
-        from herald.plugins.tools import PluginToolOverlay
+        if not self.tools:
+            return registry
+        return PluginToolOverlay.build(registry, self._tools_by_plugin(), self.note)
 
-        return PluginToolOverlay.build(registry, self) if self.tools else registry
+    def _tools_by_plugin(self) -> list[tuple[str, ToolSpec]]:
+        """(plugin name, tool) for every registered tool, in registration order."""
+        owners: dict[int, str] = {}
+        for name, loaded in self.loaded.items():
+            for spec in loaded.contributions.tools:
+                owners.setdefault(id(spec), name)
+        return [(owners.get(id(spec), "?"), spec) for spec in self.tools]
 
     def context_engine_factories(self, builtin: list[str]) -> dict[str, Any]:
         """The plugins' context engines for `create_engine`; one named like a built-in

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
 
 from herald.tools import ToolOverlay, ToolRegistry, ToolSpec
-
-if TYPE_CHECKING:
-    from herald.plugins.loader import PluginSet
 
 MAX_TOOL_NAME = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -25,13 +22,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 def namespaced(plugin: str, tool: str) -> str:
     return _UNSAFE.sub("_", f"{plugin}__{tool}")[:MAX_TOOL_NAME]
-
-
-def plugin_of(spec: ToolSpec, plugins: PluginSet) -> str:
-    for name, loaded in plugins.loaded.items():
-        if any(t is spec for t in loaded.contributions.tools):
-            return name
-    return "?"
 
 
 class PluginToolOverlay(ToolOverlay):
@@ -44,7 +34,14 @@ class PluginToolOverlay(ToolOverlay):
         self._plugin_names = tuple(sorted(s.name for s in specs))
 
     @classmethod
-    def build(cls, base: ToolRegistry, plugins: PluginSet) -> ToolRegistry:
+    def build(
+        cls,
+        base: ToolRegistry,
+        offered: Sequence[tuple[str, ToolSpec]],
+        note: Callable[[str], None],
+    ) -> ToolRegistry:
+        """`base` with `offered` ((plugin name, tool) pairs, in registration order)
+        over it; each rename or refusal is told to `note` (the plugin set's)."""
         node: ToolRegistry | None = base
         while node is not None:  # a forked agent's registry has the plugin tools already
             if isinstance(node, PluginToolOverlay):
@@ -52,19 +49,18 @@ class PluginToolOverlay(ToolOverlay):
             node = getattr(node, "base", None)
         taken = set(base.names())
         specs: list[ToolSpec] = []
-        for spec in plugins.tools:
+        for owner, spec in offered:
             name = spec.name
             if name in taken or _UNSAFE.search(name):
-                owner = plugin_of(spec, plugins)
                 new = namespaced(owner, name)
                 why = "a built-in or another plugin's tool has that name"
                 if _UNSAFE.search(name) and name not in taken:
                     why = "tool names may hold only letters, digits, _ and -"
-                plugins.note(f"plugin {owner!r}: tool {name!r} is offered as {new!r} ({why})")
+                note(f"plugin {owner!r}: tool {name!r} is offered as {new!r} ({why})")
                 spec = dataclasses.replace(spec, name=new, schema={**spec.schema, "name": new})
                 name = new
             if name in taken:
-                plugins.note(f"plugin tool {name!r} refused: the name is taken twice over")
+                note(f"plugin tool {name!r} refused: the name is taken twice over")
                 continue
             taken.add(name)
             specs.append(spec)

@@ -212,12 +212,12 @@ def create_transport(
     if transport not in ("lean", "sdk"):
         raise ProviderConfigError(f"unknown model.transport {transport!r}: use lean or sdk")
     if transport == "lean" and endpoint.api_mode in ("chat_completions", "anthropic_messages"):
-        from herald.providers import lean
+        from herald.providers.lean import LeanAnthropicMessagesTransport, LeanOpenAIChatTransport
 
         lean_cls = (
-            lean.LeanOpenAIChatTransport
+            LeanOpenAIChatTransport
             if endpoint.api_mode == "chat_completions"
-            else lean.LeanAnthropicMessagesTransport
+            else LeanAnthropicMessagesTransport
         )
         return lean_cls(
             provider=endpoint.provider,
@@ -245,13 +245,13 @@ def create_transport(
         )
     if endpoint.api_mode == "local":
         try:
-            from herald.providers import local
+            from herald.providers.local import create_local_transport
         except ImportError as exc:
             raise ProviderConfigError(
                 "the local model provider is not available in this installation: set "
                 "model.provider to openai, anthropic, openrouter or custom"
             ) from exc
-        return local.create_local_transport(endpoint, timeout=timeout)
+        return create_local_transport(endpoint, timeout=timeout)
     factory = _PLUGIN_TRANSPORTS.get(endpoint.api_mode)
     if factory is not None:
         return factory(endpoint, api_key, timeout=timeout)

@@ -12,14 +12,7 @@ skills with snapshots and rollback, and `herald.skills.tools` declares the tools
 
 from herald.skills.curator import Curator, CuratorReport, RollbackReport
 from herald.skills.index import BUILTIN_SLASH_COMMANDS, render_index
-from herald.skills.library import (
-    Shadowed,
-    Skill,
-    SkillLibrary,
-    SkillProblem,
-    SkillSource,
-    default_bundled_dir,
-)
+from herald.skills.library import Shadowed, SkillLibrary, SkillProblem, default_bundled_dir
 from herald.skills.manage import (
     ArchivedSkill,
     ManageResult,
@@ -32,6 +25,7 @@ from herald.skills.manage import (
     restore_skill,
     set_pinned,
 )
+from herald.skills.skill import Skill, SkillSource
 from herald.skills.snapshots import Snapshot, SnapshotError
 from herald.skills.usage import SkillUsage, UsageStore
 from herald.skills.validation import (

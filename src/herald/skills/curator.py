@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 
     from herald.config import HeraldConfig, HeraldHome
     from herald.config.schema_skills import CuratorConfig
-    from herald.skills.library import Skill, SkillLibrary
+    from herald.skills.library import SkillLibrary
+    from herald.skills.skill import Skill
 
 log = logging.getLogger(__name__)
 

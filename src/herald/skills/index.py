@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from herald.skills.library import Skill
+    from herald.skills.skill import Skill
 
 INDEX_HEADING = "## Skills"
 INDEX_INSTRUCTION = (

@@ -37,10 +37,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from herald.skills.files import list_files
 from herald.skills.index import (
@@ -50,10 +50,10 @@ from herald.skills.index import (
     render_index,
     slash_prompt,
 )
-from herald.skills.usage import SkillState, UsageStore
+from herald.skills.skill import Skill, SkillSource
+from herald.skills.usage import UsageStore
 from herald.skills.validation import (
     SKILL_FILE,
-    SkillMeta,
     SkillValidationError,
     read_skill_file,
     validate_skill_text,
@@ -64,7 +64,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SkillSource = Literal["home", "bundled", "external"]
 StatKey = tuple[str, int, int, int]
 Signature = tuple[StatKey, ...]
 
@@ -79,38 +78,6 @@ def current_platform() -> str:
 
 def default_bundled_dir() -> Path:
     return Path(str(resources.files("herald.skills").joinpath("bundled")))
-
-
-@dataclass(frozen=True)
-class Skill:
-    name: str
-    description: str
-    version: str
-    path: Path  # the skill directory
-    source: SkillSource
-    category: str
-    tags: tuple[str, ...]
-    platforms: tuple[str, ...]
-    created_by: str | None
-    pinned: bool
-    body: str
-    files: tuple[str, ...]
-    related_skills: tuple[str, ...] = ()
-    state: SkillState = "active"
-    available: bool = True  # False when `platforms` excludes this OS
-    meta: SkillMeta | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def skill_file(self) -> Path:
-        return self.path / SKILL_FILE
-
-    @property
-    def read_only(self) -> bool:
-        return self.source != "home"
-
-    @property
-    def agent_created(self) -> bool:
-        return self.created_by == "agent"
 
 
 @dataclass(frozen=True)

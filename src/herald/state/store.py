@@ -21,9 +21,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from herald.state import history
-from herald.state import search as fts
-from herald.state import search_fallback as fallback
+import herald.state.history as history
+import herald.state.search as fts
+import herald.state.search_fallback as fallback
 from herald.state.compaction import check_replace_ids, plan_replacement
 from herald.state.connection import ReaderPool, enable_wal, is_busy, open_connection
 from herald.state.errors import StateError

@@ -2,7 +2,9 @@
 
 `serve_forever` notices a shutdown only at its next poll tick; this server also
 waits on a wake-up socket, so `wake_and_stop` ends the accept loop immediately.
-Handlers reach their fake's state through `server.owner`.
+Handlers reach their fake's state through `server.owner`; the server is generic in
+the owner's type, so a handler module names the owner as a protocol of what it
+uses and never imports the fake that imports it.
 """
 
 from __future__ import annotations
@@ -12,16 +14,18 @@ import socket
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+OwnerT = TypeVar("OwnerT")
 
 
-class StoppableHTTPServer(ThreadingHTTPServer):
+class StoppableHTTPServer(ThreadingHTTPServer, Generic[OwnerT]):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 64
 
     def __init__(
-        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], owner: Any
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], owner: OwnerT
     ) -> None:
         self.owner = owner
         super().__init__(address, handler)

@@ -9,6 +9,10 @@ A pre hook is called as ``fn(name, args, ctx)`` and returns:
 A post hook is called as ``fn(name, args, result, ctx)`` and only observes.
 A hook that raises is logged and skipped; it never breaks the call. Internal
 calls pass ``run_hooks=False`` to `ToolRegistry.dispatch` to bypass them.
+
+The hooks hand the call's context and result through without reading them, so
+this module is generic in both: the registry (which imports this module) supplies
+`ToolContext` and `ToolResult`, and nothing here imports the registry back.
 """
 
 from __future__ import annotations
@@ -16,18 +20,18 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from herald.tools.registry import ToolContext, ToolResult
+from typing import Any, Generic, Literal, TypeVar
 
 log = logging.getLogger(__name__)
 
 HookEvent = Literal["pre_tool_call", "post_tool_call"]
 HOOK_EVENTS: tuple[str, ...] = ("pre_tool_call", "post_tool_call")
 
-PreToolHook = Callable[[str, dict[str, Any], "ToolContext"], "str | dict[str, Any] | None"]
-PostToolHook = Callable[[str, dict[str, Any], "ToolResult", "ToolContext"], None]
+Ctx = TypeVar("Ctx")  # the registry's ToolContext
+Res = TypeVar("Res")  # the registry's ToolResult
+
+PreToolHook = Callable[[str, dict[str, Any], Ctx], "str | dict[str, Any] | None"]
+PostToolHook = Callable[[str, dict[str, Any], Res, Ctx], None]
 
 
 class Veto(Exception):
@@ -43,10 +47,10 @@ def _hook_name(fn: Callable[..., Any]) -> str:
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
-class ToolHooks:
+class ToolHooks(Generic[Ctx, Res]):
     def __init__(self) -> None:
-        self._pre: list[PreToolHook] = []
-        self._post: list[PostToolHook] = []
+        self._pre: list[PreToolHook[Ctx]] = []
+        self._post: list[PostToolHook[Res, Ctx]] = []
         self._lock = threading.Lock()
 
     def add(self, event: str, fn: Callable[..., Any]) -> None:
@@ -66,7 +70,7 @@ class ToolHooks:
             return self._post
         raise ValueError(f"unknown hook event {event!r}; use one of {', '.join(HOOK_EVENTS)}")
 
-    def run_pre(self, name: str, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    def run_pre(self, name: str, args: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         """The arguments after every pre hook; raises `Veto` when one refuses."""
         with self._lock:
             hooks = list(self._pre)
@@ -88,9 +92,7 @@ class ToolHooks:
                 )
         return args
 
-    def run_post(
-        self, name: str, args: dict[str, Any], result: ToolResult, ctx: ToolContext
-    ) -> None:
+    def run_post(self, name: str, args: dict[str, Any], result: Res, ctx: Ctx) -> None:
         with self._lock:
             hooks = list(self._post)
         for fn in hooks:

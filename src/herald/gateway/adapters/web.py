@@ -109,6 +109,11 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
     def _state_root(self) -> Path:
         return self.home_root
 
+    @property
+    def default_profile(self) -> str:
+        """The profile the web chat's sessions belong to (the runner's default)."""
+        return getattr(self._sink, "default_profile", "default")
+
     # ---- capabilities ---------------------------------------------------------------------
 
     def max_message_length(self, chat_id: str) -> int:

@@ -30,7 +30,7 @@ from herald.gateway.web.errors import WebError
 from herald.gateway.web.routes import add_data_routes
 
 if TYPE_CHECKING:
-    from herald.gateway.adapters.web import WebAdapter
+    from herald.gateway.web.backend import WebBackend
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def static_text(name: str) -> str:
     return (resources.files("herald.gateway.web") / "static" / name).read_text(encoding="utf-8")
 
 
-def build_web_app(adapter: WebAdapter) -> FastAPI:
+def build_web_app(adapter: WebBackend) -> FastAPI:
 
     settings = adapter.settings
     base = adapter.base_path

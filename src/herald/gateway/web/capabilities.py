@@ -19,7 +19,7 @@ from herald.gateway.web.errors import WebError
 
 if TYPE_CHECKING:
     from herald.config import Settings
-    from herald.gateway.adapters.web import WebAdapter
+    from herald.gateway.web.backend import WebBackend
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +32,14 @@ def available_tabs() -> list[str]:
     return [*tabs, "memory"]
 
 
-def _settings(adapter: WebAdapter) -> Settings:
+def _settings(adapter: WebBackend) -> Settings:
     from herald.config import HeraldHome, Secrets, Settings, load_config
 
     home = HeraldHome(adapter.home_root)
     return Settings(home=home, config=load_config(home.config_path), secrets=Secrets(home.env_path))
 
 
-def add_capability_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
+def add_capability_routes(app: FastAPI, adapter: WebBackend, api: str) -> None:
     if "jobs" in available_tabs():
         _add_job_routes(app, adapter, api)
     if "board" in available_tabs():
@@ -48,7 +48,7 @@ def add_capability_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
         _add_agent_routes(app, adapter, api)
 
 
-def _add_agent_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
+def _add_agent_routes(app: FastAPI, adapter: WebBackend, api: str) -> None:
     @app.get(api + "/agents")
     async def list_agents() -> dict[str, Any]:
         """Sub-agents of this gateway process: running, queued and recently ended."""
@@ -72,7 +72,7 @@ def _add_agent_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
         }
 
 
-def _add_job_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
+def _add_job_routes(app: FastAPI, adapter: WebBackend, api: str) -> None:
     from herald.cron import CronStore, scheduler_status
 
     def store() -> CronStore:
@@ -132,7 +132,7 @@ def _add_job_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
         return {"ok": True, "started": True}
 
 
-def _add_board_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
+def _add_board_routes(app: FastAPI, adapter: WebBackend, api: str) -> None:
     def board() -> Any:
         from herald.kanban import open_board
 

@@ -18,7 +18,7 @@ from herald.gateway.web.errors import WebError
 from herald.state import reports
 
 if TYPE_CHECKING:
-    from herald.gateway.adapters.web import WebAdapter
+    from herald.gateway.web.backend import WebBackend
 
 CHAT_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,127}$")
@@ -32,10 +32,9 @@ def _chat_id(chat_id: str) -> str:
     return chat_id
 
 
-def chat_key(adapter: WebAdapter, chat_id: str) -> str:
-    profile = getattr(adapter._sink, "default_profile", "default")
+def chat_key(adapter: WebBackend, chat_id: str) -> str:
     event = MessageEvent(platform=adapter.name, chat_id=chat_id, user_id="owner", text="")
-    return build_session_key(profile, event)
+    return build_session_key(adapter.default_profile, event)
 
 
 def chat_of_key(key: str) -> str | None:
@@ -43,7 +42,7 @@ def chat_of_key(key: str) -> str | None:
     return parts[-1] if len(parts) >= 5 and parts[3] == "private" else None
 
 
-def transcript(adapter: WebAdapter, session_id: str) -> list[dict[str, Any]]:
+def transcript(adapter: WebBackend, session_id: str) -> list[dict[str, Any]]:
     """The session's messages as the page shows them: text, tool steps and results."""
     out: list[dict[str, Any]] = []
     for m in adapter.store().get_messages(session_id):
@@ -69,7 +68,7 @@ def transcript(adapter: WebAdapter, session_id: str) -> list[dict[str, Any]]:
     return out
 
 
-def add_data_routes(app: FastAPI, adapter: WebAdapter, base: str) -> None:
+def add_data_routes(app: FastAPI, adapter: WebBackend, base: str) -> None:
 
     api = base + "/api"
 
@@ -189,7 +188,7 @@ def add_data_routes(app: FastAPI, adapter: WebAdapter, base: str) -> None:
     add_memory_routes(app, adapter, api)
 
 
-def add_memory_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
+def add_memory_routes(app: FastAPI, adapter: WebBackend, api: str) -> None:
 
     def memory() -> Any:
         from herald.config import HeraldHome, load_config
@@ -257,7 +256,7 @@ def add_memory_routes(app: FastAPI, adapter: WebAdapter, api: str) -> None:
         return {"name": skill.name, "description": skill.description, "body": skill.body}
 
 
-def _skills(adapter: WebAdapter) -> Any:
+def _skills(adapter: WebBackend) -> Any:
     from herald.config import HeraldHome, load_config
     from herald.skills import SkillLibrary
 
@@ -265,7 +264,7 @@ def _skills(adapter: WebAdapter) -> Any:
     return SkillLibrary(home, load_config(home.config_path))
 
 
-def session_status(adapter: WebAdapter, session_id: str) -> dict[str, Any] | None:
+def session_status(adapter: WebBackend, session_id: str) -> dict[str, Any] | None:
     record = adapter.store().get_session(session_id)
     if record is None:
         return None

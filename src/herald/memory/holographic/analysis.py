@@ -23,14 +23,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from herald.memory.holographic import hrr
+import herald.memory.holographic.hrr as hrr
 from herald.memory.holographic.encoding import encode_entities, entity_atom
 from herald.memory.holographic.records import FactHit
 from herald.memory.holographic.search import closest, recent_prefixes
 from herald.memory.holographic.text import clean_text, normalize_category, normalize_entity
 
 if TYPE_CHECKING:
-    from herald.memory.holographic.store import FactStore
+    from herald.memory.holographic.reader import FactReader
 
 SCAN_LIMIT = 5000
 NEIGHBOUR_POOL = 500
@@ -48,7 +48,7 @@ def _entity_name(raw: object) -> str:
 
 
 def _linked_ids(
-    store: FactStore, entity: str, min_trust: float, *, category: str | None = None
+    store: FactReader, entity: str, min_trust: float, *, category: str | None = None
 ) -> set[int]:
     """The newest SCAN_LIMIT facts linked to `entity` (in `category`, if given)."""
     where, params = "", []
@@ -63,7 +63,7 @@ def _linked_ids(
     return {int(row[0]) for row in rows}
 
 
-def _mentioning_ids(store: FactStore, entity: str, min_trust: float) -> set[int]:
+def _mentioning_ids(store: FactReader, entity: str, min_trust: float) -> set[int]:
     """Facts whose text contains the entity as a phrase (catches facts where the
     extractor missed it, e.g. a lower-case name)."""
     words = entity.split()
@@ -81,7 +81,7 @@ def _mentioning_ids(store: FactStore, entity: str, min_trust: float) -> set[int]
     return {int(row[0]) for row in rows}
 
 
-def _vectors(store: FactStore, ids: Sequence[int]) -> dict[int, bytes]:
+def _vectors(store: FactReader, ids: Sequence[int]) -> dict[int, bytes]:
     out: dict[int, bytes] = {}
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
@@ -93,7 +93,7 @@ def _vectors(store: FactStore, ids: Sequence[int]) -> dict[int, bytes]:
 
 
 def _hits(
-    store: FactStore, scored: dict[int, tuple[float, dict[str, float]]], limit: int
+    store: FactReader, scored: dict[int, tuple[float, dict[str, float]]], limit: int
 ) -> list[FactHit]:
     """Top `limit` by relevance × trust × decay, as FactHits (only the winners are
     loaded in full)."""
@@ -122,7 +122,7 @@ def _hits(
     ]
 
 
-def probe(store: FactStore, category: str, entity: str, *, limit: int) -> list[FactHit]:
+def probe(store: FactReader, category: str, entity: str, *, limit: int) -> list[FactHit]:
     """What `category` knows about `entity`."""
     if not isinstance(category, str) or not category.strip():
         raise ValueError("probe needs a category (e.g. 'people', 'preferences')")
@@ -168,7 +168,7 @@ def probe(store: FactStore, category: str, entity: str, *, limit: int) -> list[F
     return _hits(store, scored, limit)
 
 
-def _co_entities(store: FactStore, ids: Sequence[int], exclude: str) -> Counter[str]:
+def _co_entities(store: FactReader, ids: Sequence[int], exclude: str) -> Counter[str]:
     counts: Counter[str] = Counter()
     for start in range(0, len(ids), 500):
         chunk = list(ids[start : start + 500])
@@ -182,7 +182,7 @@ def _co_entities(store: FactStore, ids: Sequence[int], exclude: str) -> Counter[
     return counts
 
 
-def related(store: FactStore, entity: str, *, limit: int) -> list[FactHit]:
+def related(store: FactReader, entity: str, *, limit: int) -> list[FactHit]:
     """Facts about `entity` and facts connected to it through shared entities or
     similar vectors."""
     name = _entity_name(entity)
@@ -238,7 +238,7 @@ def related(store: FactStore, entity: str, *, limit: int) -> list[FactHit]:
     return _hits(store, scored, limit)
 
 
-def reason(store: FactStore, entities: Sequence[str], *, limit: int) -> list[FactHit]:
+def reason(store: FactReader, entities: Sequence[str], *, limit: int) -> list[FactHit]:
     """Facts that connect all or most of `entities`."""
     if isinstance(entities, str):
         entities = [entities]

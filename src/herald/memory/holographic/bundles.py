@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from herald.memory.holographic import hrr
+import herald.memory.holographic.hrr as hrr
 from herald.memory.holographic.encoding import entity_atom
 
 

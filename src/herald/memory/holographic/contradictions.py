@@ -39,7 +39,7 @@ from herald.memory.holographic.text import (
 )
 
 if TYPE_CHECKING:
-    from herald.memory.holographic.store import FactStore
+    from herald.memory.holographic.reader import FactReader
 
 GROUP_LIMIT = 60  # most recent facts compared per entity (pairs grow quadratically)
 MAX_PAIRS = 50_000
@@ -93,7 +93,7 @@ def _compare(a: _Profile, b: _Profile) -> tuple[str, float] | None:
     return reason, overlap * _REASON_WEIGHTS[reason]
 
 
-def _group_ids(store: FactStore, min_trust: float) -> Iterable[list[int]]:
+def _group_ids(store: FactReader, min_trust: float) -> Iterable[list[int]]:
     """Facts sharing an entity, then entity-less facts per category."""
     entity_rows = store.read(
         "SELECT fe.entity_id FROM fact_entities fe JOIN facts f ON f.id = fe.fact_id"
@@ -117,7 +117,7 @@ def _group_ids(store: FactStore, min_trust: float) -> Iterable[list[int]]:
         yield [int(r[0]) for r in ids]
 
 
-def _neighbours(store: FactStore, fact: Fact, min_trust: float) -> list[int]:
+def _neighbours(store: FactReader, fact: Fact, min_trust: float) -> list[int]:
     ids: dict[int, None] = {}
     for row in store.read(
         "SELECT DISTINCT other.fact_id FROM fact_entities mine JOIN fact_entities other"
@@ -139,7 +139,7 @@ def _neighbours(store: FactStore, fact: Fact, min_trust: float) -> list[int]:
 
 
 def find_contradictions(
-    store: FactStore, *, limit: int, entity: str | None = None, fact_id: int | None = None
+    store: FactReader, *, limit: int, entity: str | None = None, fact_id: int | None = None
 ) -> list[Contradiction]:
     """Likely conflicting pairs, strongest first (all facts, one entity's, or one fact's)."""
     min_trust = store.min_trust

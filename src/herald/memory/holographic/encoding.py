@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from herald.memory.holographic import hrr
+import herald.memory.holographic.hrr as hrr
 
 ROLE_CATEGORY = "role:category"
 ROLE_ENTITY = "role:entity"

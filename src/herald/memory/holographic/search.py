@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from herald.memory.holographic import hrr
+import herald.memory.holographic.hrr as hrr
 from herald.memory.holographic.encoding import encode_query
 from herald.memory.holographic.records import FactHit
 from herald.memory.holographic.text import (
@@ -36,7 +36,7 @@ from herald.memory.holographic.text import (
 )
 
 if TYPE_CHECKING:
-    from herald.memory.holographic.store import FactStore
+    from herald.memory.holographic.reader import FactReader
 
 MAX_QUERY_CHARS = 4000
 MAX_FTS_TERMS = 16
@@ -98,7 +98,7 @@ def _stems(words: list[str]) -> set[str]:
 
 
 def _fts_candidates(
-    store: FactStore, terms: list[str], category: str | None, min_trust: float
+    store: FactReader, terms: list[str], category: str | None, min_trust: float
 ) -> dict[int, float]:
     """Fact id -> BM25 strength (positive, larger is better) of the best matches.
 
@@ -130,7 +130,7 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _substring_candidates(store: FactStore, terms: list[str]) -> list[int]:
+def _substring_candidates(store: FactReader, terms: list[str]) -> list[int]:
     """Facts containing unsegmented-script terms as substrings, most terms first.
 
     Selects from `content` and the id alone so that SQLite scans the narrow
@@ -150,7 +150,7 @@ def _substring_candidates(store: FactStore, terms: list[str]) -> list[int]:
 
 
 def recent_prefixes(
-    store: FactStore, where: str, params: Sequence[object], limit: int
+    store: FactReader, where: str, params: Sequence[object], limit: int
 ) -> dict[int, bytes]:
     """The first SCAN_DIMENSION phases of the newest `limit` facts matching `where`.
 
@@ -167,7 +167,7 @@ def recent_prefixes(
 
 
 def closest(
-    store: FactStore, query: hrr.Vector, prefixes: dict[int, bytes], want: int
+    store: FactReader, query: hrr.Vector, prefixes: dict[int, bytes], want: int
 ) -> list[int]:
     """Ids of up to `want` facts whose prefix resembles the query's prefix beyond
     chance (2σ at the prefix dimension), best first."""
@@ -185,7 +185,7 @@ def closest(
 
 
 def _vector_candidates(
-    store: FactStore, query_vector: hrr.Vector, category: str | None, min_trust: float, want: int
+    store: FactReader, query_vector: hrr.Vector, category: str | None, min_trust: float, want: int
 ) -> list[int]:
     """Facts whose vectors resemble the query, from the best-matching categories'
     facts and the most recently changed facts (scored on the full vector by the
@@ -214,7 +214,7 @@ def _vector_candidates(
 
 
 def _load_rows(
-    store: FactStore, ids: list[int], min_trust: float, category: str | None
+    store: FactReader, ids: list[int], min_trust: float, category: str | None
 ) -> list[sqlite3.Row]:
     where, params = "", []
     if category is not None:
@@ -231,7 +231,7 @@ def _load_rows(
 
 
 def search_facts(
-    store: FactStore,
+    store: FactReader,
     query: str,
     *,
     limit: int,

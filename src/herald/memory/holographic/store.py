@@ -18,7 +18,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from herald.memory.holographic import analysis, hrr
+import herald.memory.holographic.analysis as analysis
+import herald.memory.holographic.hrr as hrr
 from herald.memory.holographic.bundles import BundleDeltas, read_bundle
 from herald.memory.holographic.contradictions import find_contradictions
 from herald.memory.holographic.encoding import encode_fact

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import select
 import socket
+import threading
 import time
 import traceback
 from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from herald.testing.fake_llm.anthropic_wire import AnthropicWire
@@ -17,9 +18,7 @@ from herald.testing.fake_llm.openai_wire import OpenAIWire
 from herald.testing.fake_llm.recording import ApiName, RecordedRequest
 from herald.testing.fake_llm.script import DEFAULT_TEXT, Action, Fault, Reply
 from herald.testing.fake_llm.wire_common import ErrorResponse, Frame, WireFormat, dumps
-
-if TYPE_CHECKING:
-    from herald.testing.fake_llm.server import FakeHTTPServer
+from herald.testing.stoppable_server import StoppableHTTPServer
 
 WIRES: dict[str, WireFormat] = {"openai": OpenAIWire(), "anthropic": AnthropicWire()}
 
@@ -39,11 +38,27 @@ def route(method: str, path: str) -> ApiName | None:
     return None
 
 
+class ScriptedModel(Protocol):
+    """What a handler uses of its `FakeLLMServer` (the server's owner)."""
+
+    stop_event: threading.Event
+
+    def record(self, request: RecordedRequest) -> None: ...
+
+    def next_action(self, request: RecordedRequest) -> Action: ...
+
+    def model_ids(self) -> list[str]: ...
+
+    def track_connection(self, connection: socket.socket) -> int: ...
+
+    def untrack_connection(self, connection: socket.socket) -> None: ...
+
+
 class FakeLLMRequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-llm/1.0"
     sys_version = ""
-    server: FakeHTTPServer
+    server: StoppableHTTPServer[ScriptedModel]
 
     def setup(self) -> None:
         super().setup()

@@ -22,7 +22,7 @@ DEFAULT_MODELS = ("fake-model", "fake-model-mini")
 _SHUTDOWN_GRACE_SECONDS = 0.5
 
 
-class FakeHTTPServer(StoppableHTTPServer):
+class FakeHTTPServer(StoppableHTTPServer["FakeLLMServer"]):
     """Threaded HTTP server whose handlers reach back to their `FakeLLMServer`."""
 
     def __init__(self, address: tuple[str, int], owner: FakeLLMServer) -> None:

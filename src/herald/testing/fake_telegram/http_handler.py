@@ -8,13 +8,13 @@ import re
 import socket
 import time
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
+from herald.testing.fake_telegram.methods import BotApi
 from herald.testing.fake_telegram.records import ApiCall, ApiError
-
-if TYPE_CHECKING:
-    from herald.testing.fake_telegram.server import FakeTelegramHTTPServer
+from herald.testing.fake_telegram.state import FakeTelegramState
+from herald.testing.stoppable_server import StoppableHTTPServer
 
 _PATH = re.compile(r"^/bot(?P<token>[^/]+)/(?P<method>[A-Za-z]+)/?$")
 _MAX_BODY = 16 * 1024 * 1024
@@ -37,11 +37,20 @@ def parse_params(content_type: str, body: bytes, query: str) -> dict[str, Any]:
     return params
 
 
+class BotApiHost(Protocol):
+    """What a handler uses of its `FakeTelegramServer` (the server's owner)."""
+
+    api: BotApi
+    state: FakeTelegramState
+
+    def record(self, call: ApiCall) -> None: ...
+
+
 class FakeTelegramRequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-telegram-bot-api/1.0"
     sys_version = ""
-    server: FakeTelegramHTTPServer
+    server: StoppableHTTPServer[BotApiHost]
 
     def setup(self) -> None:
         super().setup()

@@ -31,7 +31,7 @@ DEFAULT_TOKEN = "123456789:AAFakeTelegramTokenForTests0123456789"
 _GRACE_SECONDS = 0.5
 
 
-class FakeTelegramHTTPServer(StoppableHTTPServer):
+class FakeTelegramHTTPServer(StoppableHTTPServer["FakeTelegramServer"]):
     def __init__(self, address: tuple[str, int], owner: FakeTelegramServer) -> None:
         super().__init__(address, FakeTelegramRequestHandler, owner)
 
