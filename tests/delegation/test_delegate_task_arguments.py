@@ -66,7 +66,7 @@ def test_bad_arguments_get_clear_errors(registry: ToolRegistry) -> None:
     assert "tasks.1.goal must be a string, got 7" in error(
         registry, tasks=[{"goal": "a"}, {"goal": 7}]
     )
-    assert "'tasks.0.priority' is not an argument of delegate_task" in error(
+    assert "'priority' is not a field of tasks.0" in error(
         registry, tasks=[{"goal": "a", "priority": 1}]
     )
     assert "tasks.0: a task must be an object with a goal" in error(registry, tasks=[5])

@@ -68,3 +68,12 @@ def test_argument_errors_read_like_the_hand_written_checks():
     assert "offset must be at least 1, got 0" in error(mode="a", offset=0)
     assert "offset must be an integer, got 'soon'" in error(mode="a", offset="soon")
     assert "name must be a string, got a list" in error(mode="a", name=["x"])
+
+
+def test_null_for_an_optional_argument_means_not_given_and_null_is_named():
+    reg = ToolRegistry()
+    reg.add(peek)
+    ok = reg.dispatch("peek", {"path": "a", "limit": None, "label": None}, ToolContext())
+    assert not ok.is_error and json.loads(ok.content)["limit"] == 10  # the default
+    missing = reg.dispatch("peek", {"path": None}, ToolContext())
+    assert missing.is_error and "path must be a string, got null" in missing.content

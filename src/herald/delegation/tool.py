@@ -30,16 +30,6 @@ MAX_GOAL_CHARS = 4_000
 MAX_CONTEXT_CHARS = 40_000
 
 
-def _plain_optionals(schema: dict[str, Any]) -> None:
-    """A task item's schema as the model should see it: an optional field is just its
-    type (``@tool`` does this for top-level arguments), and no ``additionalProperties``
-    (unknown keys are still refused, with an error that names them)."""
-    schema.pop("additionalProperties", None)
-    for prop in schema.get("properties", {}).values():
-        if prop.get("default", 0) is None:
-            prop.pop("default")
-
-
 def _number_as_text(value: Any) -> Any:
     # Sub-agent ids are "1", "2", ...: a model naturally sends them as numbers.
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
@@ -50,7 +40,7 @@ ChildId = Annotated[str | None, BeforeValidator(_number_as_text)]
 
 class DelegatedTask(BaseModel):
     # One task for one sub-agent (no docstring: pydantic would send it as a description).
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_plain_optionals)
+    model_config = ConfigDict(extra="forbid")  # @tool drops the schema noise
 
     goal: str = Field(description="what the sub-agent must achieve")
     context: str | None = Field(None, description="facts, paths and constraints it needs")

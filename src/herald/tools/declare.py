@@ -144,8 +144,12 @@ def _schema_from_signature(
     )
     parameters = _clean_schema(model.model_json_schema())
     names = [p.name for p in params[1:]]
+    optional = {p.name for p in params[1:] if p.default is not inspect.Parameter.empty}
 
     def validate(args: dict[str, Any]) -> dict[str, Any]:
+        # A null optional argument means "not given" (strict-mode models send null for
+        # every field they do not use), so its default applies.
+        args = {k: v for k, v in args.items() if not (v is None and k in optional)}
         try:
             parsed = model.model_validate(args)
         except ValidationError as exc:
@@ -182,6 +186,9 @@ def _problem(tool_name: str, where: str, error: dict[str, Any]) -> str:
     if kind == "missing":
         return f"{where} is required"
     if kind == "extra_forbidden":
+        parent, _, key = where.rpartition(".")
+        if parent:
+            return f"'{key}' is not a field of {parent}"
         return f"'{where}' is not an argument of {tool_name}"
     if kind == "literal_error":
         return f"{where} must be one of {ctx.get('expected')}, got {given!r}"
@@ -204,6 +211,8 @@ def _problem(tool_name: str, where: str, error: dict[str, Any]) -> str:
 
 
 def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, str | int | float) and len(repr(value)) <= 40:
@@ -227,16 +236,22 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
                     merged = {k: v for k, v in node.items() if k != "anyOf"}
                     merged.update(rest[0])
                     node = merged
-            return {k: walk(v) for k, v in node.items() if k != "title"}
+            out = {k: walk(v) for k, v in node.items() if k != "title"}
+            if isinstance(out.get("properties"), dict):
+                # An object, at any depth: unknown keys are refused by name at call
+                # time, so `additionalProperties` is only bytes; a None default is the
+                # same as leaving the field out.
+                out.pop("additionalProperties", None)
+                for prop in out["properties"].values():
+                    if isinstance(prop, dict) and prop.get("default", 0) is None:
+                        prop.pop("default")
+            return out
         if isinstance(node, list):
             return [walk(v) for v in node]
         return node
 
     cleaned = walk(schema)
     cleaned.pop("additionalProperties", None)
-    for prop in cleaned.get("properties", {}).values():
-        if prop.get("default", 0) is None:
-            prop.pop("default")
     cleaned.setdefault("properties", {})
     return cleaned
 
