@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from memory_support import call, call_raw, home_settings, manager_for, tool_context
 
-from herald.memory import snapshot_blocks
+from herald.memory import ACTIONS, TARGETS, snapshot_blocks
 from herald.toolbox import default_registry
 from herald.tools import BUILTIN_TOOLSETS, resolve_toolset
 
@@ -57,6 +57,39 @@ def test_bad_argument_types_are_tool_errors(settings):
         "memory", tool_context(settings), action="add", target="memory", content=["a"]
     )
     assert result.is_error and "content must be a string" in result.content
+
+
+def test_the_schema_comes_from_the_signature():
+    params = registry.get("memory").definition()["function"]["parameters"]
+    assert params["required"] == ["action", "target"]
+    assert params["properties"]["action"]["enum"] == list(ACTIONS)
+    assert params["properties"]["target"]["enum"] == list(TARGETS)
+    assert params["properties"]["old_text"]["type"] == "string"
+    assert "(replace, remove)" in params["properties"]["old_text"]["description"]
+
+
+def test_unknown_actions_and_targets_are_argument_errors(settings):
+    ctx = tool_context(settings)
+    bad = call_raw("memory", ctx, action="delete", target="memory", old_text="x")
+    assert bad.is_error
+    assert "action must be one of 'add', 'replace' or 'remove', got 'delete'" in bad.content
+    bad = call_raw("memory", ctx, action="add", target="notes", content="x")
+    assert bad.is_error and "target must be one of 'memory' or 'user', got 'notes'" in bad.content
+    # as before, case and surrounding spaces do not matter
+    data = call("memory", ctx, action=" Add", target="USER", content="Prefers tea.")
+    assert data["success"] and data["entries"] == ["Prefers tea."]
+
+
+def test_action_dependent_arguments_are_explained_with_the_entries(settings):
+    ctx = tool_context(settings)
+    call("memory", ctx, action="add", target="memory", content="Deploys on Fridays.")
+    for action in ("replace", "remove"):
+        data = call("memory", ctx, action=action, target="memory", content="x")
+        assert data["success"] is False
+        assert f"{action} needs old_text: a short piece of the entry" in data["error"]
+        assert data["entries"] == ["Deploys on Fridays."]
+    data = call("memory", ctx, action="add", target="memory", old_text="Fridays")
+    assert data["success"] is False and "add needs non-empty content" in data["error"]
 
 
 def test_the_tool_shares_the_managers_memory_when_attached(settings):

@@ -284,6 +284,32 @@ def test_odd_limits_are_clamped_not_errors(world, limit):
     assert not call_raw("session_search", world.ctx, query="canary", limit=limit).is_error
 
 
+def test_the_schema_comes_from_the_signature():
+    from herald.memory.session_search import session_search
+
+    params = session_search.definition()["function"]["parameters"]
+    assert "required" not in params  # every argument is optional: none lists sessions
+    props = params["properties"]
+    assert list(props) == ["query", "session_id", "around_message_id", "limit"]
+    assert props["around_message_id"]["type"] == "integer"
+    assert props["limit"]["type"] == "integer"
+    assert props["session_id"] == {
+        "type": "string",
+        "description": "a session id (or unique prefix)",
+    }
+
+
+def test_wrong_argument_types_are_named(world):
+    bad = call_raw("session_search", world.ctx, around_message_id="soon")
+    assert bad.is_error and "around_message_id must be an integer, got 'soon'" in bad.content
+    bad = call_raw("session_search", world.ctx, query=["deploy"])
+    assert bad.is_error and "query must be a string, got a list" in bad.content
+    bad = call_raw("session_search", world.ctx, sessions=3)
+    assert bad.is_error and "'sessions' is not an argument of session_search" in bad.content
+    # empty strings still mean "not given": this browses
+    assert search(world, query="", session_id="", around_message_id="")["mode"] == "browse"
+
+
 def test_without_a_store_the_tool_explains(tmp_path):
     ctx = tool_context(home_settings(tmp_path))
     result = call_raw("session_search", ctx, query="anything")

@@ -71,3 +71,29 @@ def test_bad_arguments():
     assert "at most" in err(
         call(reg, ctx, "clarify", question="q", choices=[str(i) for i in range(20)])
     )
+
+
+def test_schema_comes_from_the_signature():
+    from herald.tools.clarify import clarify
+
+    params = clarify.definition()["function"]["parameters"]
+    assert params["required"] == ["question"]
+    assert params["properties"]["question"] == {"type": "string"}
+    choices = params["properties"]["choices"]
+    assert choices["type"] == "array" and choices["items"] == {"type": "string"}
+    assert "the user may still answer freely" in choices["description"]
+
+
+def test_argument_errors_name_the_argument_and_what_was_sent():
+    reg = make_registry()
+    ctx = ToolContext(clarify=lambda q, c: "x")
+    assert "question must be a string, got 5" in err(call(reg, ctx, "clarify", question=5))
+    assert "question is required" in err(call(reg, ctx, "clarify", choices=["a"]))
+    assert "choices.0 must be a string, got 1" in err(
+        call(reg, ctx, "clarify", question="q", choices=[1, 2])
+    )
+    assert "'urgent' is not an argument of clarify" in err(
+        call(reg, ctx, "clarify", question="q", urgent=True)
+    )
+    # a bare string is a one-choice list (coerced before the signature checks it)
+    assert json.loads(ok(call(reg, ctx, "clarify", question="q", choices="only")))["answered"]

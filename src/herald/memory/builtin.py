@@ -28,7 +28,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from herald.config import HeraldHome
 from herald.config.schema_memory import MemoryConfig
@@ -50,7 +50,8 @@ from herald.safety import scan_text
 
 log = logging.getLogger(__name__)
 
-ACTIONS = ("add", "replace", "remove")
+Action = Literal["add", "replace", "remove"]
+ACTIONS: tuple[Action, ...] = ("add", "replace", "remove")
 EXCERPT_CHARS = 80
 
 WriteListener = Callable[[str, str, str], None]  # (target, action, content)

@@ -24,7 +24,9 @@ total.
 from __future__ import annotations
 
 import unicodedata
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from herald.config.schema_memory import SessionSearchConfig
 from herald.memory.session_view import Budget, clip_text, compact, message_view, session_view
@@ -39,28 +41,6 @@ READ_DEFAULT, READ_MAX = 40, 200
 BROWSE_MAX = 50
 SNIPPET_CHARS = 400
 
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Search and read past conversations (not the current one). "
-        "query: find messages by words (returns the best-matching conversations, the best "
-        "hit with the messages around it). session_id: read that session. session_id + "
-        "around_message_id: scroll a window of messages around a message id. No arguments: "
-        "list recent conversations. limit: how many conversations/messages to return."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "words to look for"},
-            "session_id": {"type": "string", "description": "a session id (or unique prefix)"},
-            "around_message_id": {
-                "type": "integer",
-                "description": "a message id from an earlier result, to scroll around",
-            },
-            "limit": {"type": "integer", "description": "how many results to return"},
-        },
-    },
-}
-
 
 def _settings(ctx: ToolContext) -> SessionSearchConfig:
     if ctx.config is not None:
@@ -68,22 +48,27 @@ def _settings(ctx: ToolContext) -> SessionSearchConfig:
     return SessionSearchConfig()
 
 
-def _limit(raw: Any, default: int, maximum: int) -> int:
+def _limit(value: int | None, default: int, maximum: int) -> int:
+    return default if value is None else max(1, min(maximum, value))
+
+
+def _lenient_limit(raw: object) -> int | None:
+    """Any limit the model sends is usable: a number is truncated (then clamped by the
+    shape), anything else means the default."""
     try:
-        value = int(raw)
+        return int(raw)  # type: ignore[call-overload]
     except (TypeError, ValueError, OverflowError):
-        return default
-    return max(1, min(maximum, value))
+        return None
+
+
+def _blank_is_none(raw: object) -> object:
+    """An empty string is an argument not given (models send "" for unused ones)."""
+    return None if raw == "" else raw
 
 
 def _printable(text: str) -> str:
     """Control characters (NUL ends an FTS5 string early) become spaces."""
     return "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
-
-
-def _text_arg(args: dict[str, Any], name: str) -> str:
-    value = args.get(name)
-    return value.strip() if isinstance(value, str) else ""
 
 
 class SessionSearch:
@@ -101,24 +86,22 @@ class SessionSearch:
 
     # -- dispatch --------------------------------------------------------------------------
 
-    def run(self, args: dict[str, Any]) -> dict[str, Any]:
-        query = args.get("query")
-        query = query if isinstance(query, str) else ""
-        session_id = _text_arg(args, "session_id")
-        around = args.get("around_message_id")
-        if query.strip():
-            return self.discover(query, session_id or None, args.get("limit"))
-        if around is not None and around != "":
-            try:
-                anchor = int(around)
-            except (TypeError, ValueError, OverflowError):
-                raise ToolArgumentError(
-                    f"around_message_id must be a message id (an integer), got {around!r}"
-                ) from None
-            return self.scroll(session_id or None, anchor, args.get("limit"))
-        if session_id:
-            return self.read(session_id, args.get("limit"))
-        return self.browse(args.get("limit"))
+    def run(
+        self,
+        query: str | None = None,
+        session_id: str | None = None,
+        around_message_id: int | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """The shape the arguments choose (see the module docstring)."""
+        sid = (session_id or "").strip() or None
+        if query and query.strip():
+            return self.discover(query, sid, limit)
+        if around_message_id is not None:
+            return self.scroll(sid, around_message_id, limit)
+        if sid:
+            return self.read(sid, limit)
+        return self.browse(limit)
 
     def _resolve(self, session_id: str) -> str:
         try:
@@ -139,8 +122,8 @@ class SessionSearch:
 
     # -- discovery ---------------------------------------------------------------------------
 
-    def discover(self, query: str, session_id: str | None, raw_limit: Any) -> dict[str, Any]:
-        limit = _limit(raw_limit, self.settings.default_limit, MAX_CONVERSATIONS)
+    def discover(self, query: str, session_id: str | None, limit: int | None) -> dict[str, Any]:
+        limit = _limit(limit, self.settings.default_limit, MAX_CONVERSATIONS)
         query = _printable(query[:MAX_QUERY_CHARS])
         scope = self._resolve(session_id) if session_id else None
         hits = list(
@@ -240,8 +223,8 @@ class SessionSearch:
 
     # -- scroll / read / browse -----------------------------------------------------------------
 
-    def scroll(self, session_id: str | None, around: int, raw_limit: Any) -> dict[str, Any]:
-        size = _limit(raw_limit, SCROLL_DEFAULT, SCROLL_MAX)
+    def scroll(self, session_id: str | None, around: int, limit: int | None) -> dict[str, Any]:
+        size = _limit(limit, SCROLL_DEFAULT, SCROLL_MAX)
         if session_id:
             sid = self._resolve(session_id)
         else:
@@ -270,8 +253,8 @@ class SessionSearch:
             )
         return out
 
-    def read(self, session_id: str, raw_limit: Any) -> dict[str, Any]:
-        size = _limit(raw_limit, READ_DEFAULT, READ_MAX)
+    def read(self, session_id: str, limit: int | None) -> dict[str, Any]:
+        size = _limit(limit, READ_DEFAULT, READ_MAX)
         sid = self._resolve(session_id)
         head = (size + 1) // 2
         part = self.store.get_session_slice(sid, head=head, tail=size - head)
@@ -302,10 +285,10 @@ class SessionSearch:
             out["note"] = " ".join(notes)
         return out
 
-    def browse(self, raw_limit: Any) -> dict[str, Any]:
-        limit = _limit(raw_limit, self.settings.default_limit * 2, BROWSE_MAX)
+    def browse(self, limit: int | None) -> dict[str, Any]:
+        count = _limit(limit, self.settings.default_limit * 2, BROWSE_MAX)
         exclude = [self.current] if self.current else []
-        recent = self.store.recent_sessions(limit=limit * 4, exclude=exclude)
+        recent = self.store.recent_sessions(limit=count * 4, exclude=exclude)
         lineages = self.store.session_lineages([s.session.id for s in recent])
         seen: set[str] = set()
         rows: list[dict[str, Any]] = []
@@ -319,7 +302,7 @@ class SessionSearch:
             if lineage is not None and len(lineage.session_ids) > 1:
                 view["sessions_in_conversation"] = len(lineage.session_ids)
             rows.append(view)
-            if len(rows) == limit:
+            if len(rows) == count:
                 break
         budget = Budget(self.settings.max_result_chars - 600)
         out: dict[str, Any] = {"mode": "browse", "sessions": budget.keep(rows)}
@@ -331,23 +314,34 @@ class SessionSearch:
         return out
 
 
-def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> str:
+@tool(toolset="core", parallel_safe=True, max_result_chars=60_000)
+def session_search(
+    ctx: ToolContext,
+    query: str | None = None,
+    session_id: str | None = None,
+    around_message_id: Annotated[int | None, BeforeValidator(_blank_is_none)] = None,
+    limit: Annotated[int | None, BeforeValidator(_lenient_limit)] = None,
+) -> str:
+    """Search and read past conversations (not the current one). query: find messages by
+    words (returns the best-matching conversations, the best hit with the messages around
+    it). session_id: read that session. session_id + around_message_id: scroll a window of
+    messages around a message id. No arguments: list recent conversations. limit: how many
+    conversations/messages to return.
+
+    Args:
+        query: words to look for
+        session_id: a session id (or unique prefix)
+        around_message_id: a message id from an earlier result, to scroll around
+        limit: how many results to return
+    """
     if ctx.store is None:
         raise ToolArgumentError("session search is unavailable: this agent has no session store")
     search = SessionSearch(ctx.store, ctx.session_id, _settings(ctx))
-    return compact(search.run(args))
+    return compact(search.run(query, session_id, around_message_id, limit))
 
 
 # Declared once, as values; the composition root (herald.toolbox) adds them.
-TOOLS: tuple[ToolSpec, ...] = (
-    tool(
-        name="session_search",
-        toolset="core",
-        schema=SCHEMA,
-        parallel_safe=True,
-        max_result_chars=60_000,
-    )(lambda ctx, **args: handle_session_search(args, ctx)),
-)
+TOOLS: tuple[ToolSpec, ...] = (session_search,)
 
 
 def register(target: ToolRegistry) -> None:

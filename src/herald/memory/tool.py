@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated
+
+from pydantic import BeforeValidator
 
 from herald.config.schema_memory import MemoryConfig
-from herald.memory.builtin import ACTIONS, BuiltinMemory
-from herald.memory.entries import TARGETS
+from herald.memory.builtin import Action, BuiltinMemory
+from herald.memory.entries import Target
 from herald.memory.manager import MemoryManager
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
@@ -27,32 +29,6 @@ class StandaloneMemory:
     """The BuiltinMemory of an agent with no memory manager attached."""
 
     memory: BuiltinMemory | None = None
-
-
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Save durable memory that will be in your system prompt in future sessions. "
-        "target 'memory': your own notes (environment facts, conventions, lessons learned); "
-        "target 'user': who the user is (name, preferences, habits). Keep entries short "
-        "and factual; do not store task progress or anything you can look up again. "
-        "add needs content; replace needs old_text (a short piece unique to one entry) and "
-        "content; remove needs old_text. Each file has a size limit: when full, consolidate "
-        "entries with replace/remove. Returns the live entries and usage."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "action": {"type": "string", "enum": list(ACTIONS)},
-            "target": {"type": "string", "enum": list(TARGETS)},
-            "content": {"type": "string", "description": "the entry text (add, replace)"},
-            "old_text": {
-                "type": "string",
-                "description": "a short piece of the entry to change (replace, remove)",
-            },
-        },
-        "required": ["action", "target"],
-    },
-}
 
 
 def memory_for(ctx: ToolContext) -> BuiltinMemory:
@@ -72,28 +48,40 @@ def memory_for(ctx: ToolContext) -> BuiltinMemory:
     return standalone.memory
 
 
-def _text(args: dict[str, Any], name: str) -> str | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ToolArgumentError(f"{name} must be a string")
-    return value
+def _folded(value: object) -> object:
+    """Case and surrounding spaces do not matter in action and target (a value that is
+    not a string is left for the type check to report)."""
+    return value.strip().lower() if isinstance(value, str) else value
 
 
-def handle_memory(args: dict[str, Any], ctx: ToolContext) -> str:
-    action = str(args.get("action") or "").strip().lower()
-    target = str(args.get("target") or "").strip().lower()
-    result = memory_for(ctx).apply(action, target, _text(args, "content"), _text(args, "old_text"))
+@tool(toolset="core", max_result_chars=12_000)
+def memory(
+    ctx: ToolContext,
+    action: Annotated[Action, BeforeValidator(_folded)],
+    target: Annotated[Target, BeforeValidator(_folded)],
+    content: str | None = None,
+    old_text: str | None = None,
+) -> str:
+    """Save durable memory that will be in your system prompt in future sessions.
+    target 'memory': your own notes (environment facts, conventions, lessons learned);
+    target 'user': who the user is (name, preferences, habits). Keep entries short and
+    factual; do not store task progress or anything you can look up again. add needs
+    content; replace needs old_text (a short piece unique to one entry) and content;
+    remove needs old_text. Each file has a size limit: when full, consolidate entries with
+    replace/remove. Returns the live entries and usage.
+
+    Args:
+        content: the entry text (add, replace)
+        old_text: a short piece of the entry to change (replace, remove)
+    """
+    # Which arguments an action needs is checked by BuiltinMemory.apply: a request
+    # missing one is a refused write listing the entries, like every other refusal.
+    result = memory_for(ctx).apply(action, target, content, old_text)
     return json.dumps(result.to_dict(), ensure_ascii=False)
 
 
 # Declared once, as values; the composition root (herald.toolbox) adds them.
-TOOLS: tuple[ToolSpec, ...] = (
-    tool(name="memory", toolset="core", schema=SCHEMA, max_result_chars=12_000)(
-        lambda ctx, **args: handle_memory(args, ctx)
-    ),
-)
+TOOLS: tuple[ToolSpec, ...] = (memory,)
 
 
 def register(target: ToolRegistry) -> None:

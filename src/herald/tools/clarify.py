@@ -8,7 +8,6 @@ best judgement and state the assumption instead of waiting for nobody.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
@@ -17,33 +16,10 @@ MAX_QUESTION_CHARS = 2000
 MAX_CHOICES = 8
 MAX_CHOICE_CHARS = 200
 
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Ask the user a question and wait for the answer. Use only when you cannot "
-        "proceed sensibly without it."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "question": {"type": "string"},
-            "choices": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "options to offer; the user may still answer freely",
-            },
-        },
-        "required": ["question"],
-    },
-}
 
-
-def _choices(raw: Any) -> list[str] | None:
+def _choices(raw: list[str] | None) -> list[str] | None:
     if raw is None:
         return None
-    if isinstance(raw, str):
-        raw = [raw]
-    if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
-        raise ToolArgumentError("choices must be an array of strings")
     choices = [c.strip() for c in raw if c.strip()]
     if len(choices) > MAX_CHOICES:
         raise ToolArgumentError(f"offer at most {MAX_CHOICES} choices, got {len(choices)}")
@@ -53,20 +29,26 @@ def _choices(raw: Any) -> list[str] | None:
     return choices or None
 
 
-def handle_clarify(args: dict[str, Any], ctx: ToolContext) -> str:
-    question = args.get("question")
-    if not isinstance(question, str) or not question.strip():
-        raise ToolArgumentError("question must be a non-empty string")
+@tool(toolset="core", max_result_chars=10_000)
+def clarify(ctx: ToolContext, question: str, choices: list[str] | None = None) -> str:
+    """Ask the user a question and wait for the answer. Use only when you cannot
+    proceed sensibly without it.
+
+    Args:
+        choices: options to offer; the user may still answer freely
+    """
     question = question.strip()
+    if not question:
+        raise ToolArgumentError("question must be a non-empty string")
     if len(question) > MAX_QUESTION_CHARS:
         raise ToolArgumentError(f"question is too long (max {MAX_QUESTION_CHARS} characters)")
-    choices = _choices(args.get("choices"))
+    offered = _choices(choices)
     if ctx.clarify is None:
         raise ToolArgumentError(
             f"no user is present to answer questions here (surface: {ctx.surface}). "
             "Proceed with your best judgement and state the assumption you made."
         )
-    answer = ctx.clarify(question, choices)
+    answer = ctx.clarify(question, offered)
     if answer is None:
         return json.dumps(
             {
@@ -79,11 +61,7 @@ def handle_clarify(args: dict[str, Any], ctx: ToolContext) -> str:
 
 
 # Declared once, as values; the composition root (herald.toolbox) adds them.
-TOOLS: tuple[ToolSpec, ...] = (
-    tool(name="clarify", toolset="core", schema=SCHEMA, max_result_chars=10_000)(
-        lambda ctx, **args: handle_clarify(args, ctx)
-    ),
-)
+TOOLS: tuple[ToolSpec, ...] = (clarify,)
 
 
 def register(target: ToolRegistry) -> None:
@@ -91,4 +69,4 @@ def register(target: ToolRegistry) -> None:
     target.add(*TOOLS)
 
 
-__all__ = ["TOOLS", "handle_clarify", "register"]
+__all__ = ["TOOLS", "clarify", "register"]

@@ -8,91 +8,68 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, Required, get_args
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import TypedDict  # pydantic reads typing's only from Python 3.12
 
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
-STATUSES = ("pending", "in_progress", "completed", "cancelled")
+Status = Literal["pending", "in_progress", "completed", "cancelled"]
+STATUSES: tuple[Status, ...] = get_args(Status)
+
+MAX_ITEMS = 100
+MAX_CONTENT_CHARS = 500
+
+
+# One entry of the list. Only the id is required: with merge=true an update may carry
+# just id + status (the tool names whatever a new item is missing). Models often send
+# numeric ids, which are kept as text; keys the list does not know are ignored.
+# (A comment, not a docstring: a docstring would be sent to the model with the schema.)
+@with_config(ConfigDict(coerce_numbers_to_str=True))
+class TodoItem(TypedDict, total=False):
+    id: Required[str]
+    content: str
+    status: Status
 
 
 @dataclass
 class TodoList:
     """This agent's current list (`ctx.own(TodoList)`)."""
 
-    items: list[dict[str, str]] = field(default_factory=list)
+    items: list[TodoItem] = field(default_factory=list)
 
 
-MAX_ITEMS = 100
-MAX_CONTENT_CHARS = 500
-
-SCHEMA: dict[str, Any] = {
-    "description": (
-        "Your task list for multi-step work. Send the whole list, or merge=true to update "
-        "items by id. Returns the list."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "todos": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "id": {"type": "string"},
-                        "content": {"type": "string"},
-                        "status": {"type": "string", "enum": list(STATUSES)},
-                    },
-                    # No "required": with merge=true an update may carry only id + status;
-                    # the handler names whatever is missing.
-                },
-            },
-            "merge": {"type": "boolean", "description": "update by id instead of replacing"},
-        },
-        "required": ["todos"],
-    },
-}
-
-
-def _validate_item(raw: Any, index: int, *, partial: bool) -> dict[str, str]:
-    if not isinstance(raw, dict):
-        raise ToolArgumentError(f"todos[{index}] must be an object with id, content, status")
-    item_id = str(raw.get("id", "")).strip()
+def _checked(raw: TodoItem, index: int, *, partial: bool) -> TodoItem:
+    """`raw` with its text stripped, or a ToolArgumentError naming the item."""
+    item_id = raw["id"].strip()
     if not item_id:
         raise ToolArgumentError(f"todos[{index}] needs a non-empty id")
-    item: dict[str, str] = {"id": item_id}
+    item: TodoItem = {"id": item_id}
     if "content" in raw or not partial:
-        content = str(raw.get("content", "")).strip()
+        content = raw.get("content", "").strip()
         if not content:
             raise ToolArgumentError(f"todos[{index}] ({item_id}) needs non-empty content")
         item["content"] = content[:MAX_CONTENT_CHARS]
     if "status" in raw or not partial:
-        status = str(raw.get("status", "pending"))
-        if status not in STATUSES:
-            raise ToolArgumentError(
-                f"todos[{index}] ({item_id}) has status {status!r}; use one of {', '.join(STATUSES)}"
-            )
-        item["status"] = status
+        item["status"] = raw.get("status", "pending")
     return item
 
 
-def apply_todos(current: list[dict[str, str]], todos: Any, merge: bool) -> list[dict[str, str]]:
-    """The list after one call (pure; raises ToolArgumentError on bad input)."""
-    if isinstance(todos, dict):
-        todos = [todos]
-    if not isinstance(todos, list):
-        raise ToolArgumentError("todos must be an array of {id, content, status}")
+def apply_todos(current: list[TodoItem], todos: list[TodoItem], merge: bool) -> list[TodoItem]:
+    """The list after one call (pure; raises ToolArgumentError on bad input). The items'
+    shape (an id, a known status) is checked by the tool's signature before this runs."""
     if not merge:
-        items = [_validate_item(raw, i, partial=False) for i, raw in enumerate(todos)]
-        ids = [item["id"] for item in items]
+        result = [_checked(raw, i, partial=False) for i, raw in enumerate(todos)]
+        ids = [item["id"] for item in result]
         if len(ids) != len(set(ids)):
             raise ToolArgumentError("todo ids must be unique")
-        result = items
     else:
-        result = [dict(item) for item in current]
+        result = [TodoItem(**item) for item in current]
         by_id = {item["id"]: item for item in result}
         for i, raw in enumerate(todos):
-            update = _validate_item(raw, i, partial=True)
+            update = _checked(raw, i, partial=True)
             existing = by_id.get(update["id"])
             if existing is not None:
                 existing.update(update)
@@ -107,16 +84,9 @@ def apply_todos(current: list[dict[str, str]], todos: Any, merge: bool) -> list[
     return result
 
 
-def render(items: list[dict[str, str]]) -> str:
+def render(items: list[TodoItem]) -> str:
     counts = {status: sum(1 for i in items if i["status"] == status) for status in STATUSES}
     return json.dumps({"todos": items, "summary": counts}, ensure_ascii=False)
-
-
-def handle_todo(args: dict[str, Any], ctx: ToolContext) -> str:
-    todo = ctx.own(TodoList)
-    items = apply_todos(todo.items, args.get("todos", []), bool(args.get("merge", False)))
-    todo.items = items
-    return render(items)
 
 
 def restore_todo(messages: list[dict[str, Any]], ctx: ToolContext) -> None:
@@ -137,12 +107,21 @@ def restore_todo(messages: list[dict[str, Any]], ctx: ToolContext) -> None:
             return
 
 
+@tool(toolset="core", max_result_chars=20_000, restore=restore_todo)
+def todo(ctx: ToolContext, todos: list[TodoItem], merge: bool = False) -> str:
+    """Your task list for multi-step work. Send the whole list, or merge=true to update
+    items by id. Returns the list.
+
+    Args:
+        merge: update by id instead of replacing
+    """
+    state = ctx.own(TodoList)
+    state.items = apply_todos(state.items, todos, merge)
+    return render(state.items)
+
+
 # Declared once, as values; the composition root (herald.toolbox) adds them.
-TOOLS: tuple[ToolSpec, ...] = (
-    tool(name="todo", toolset="core", schema=SCHEMA, max_result_chars=20_000, restore=restore_todo)(
-        lambda ctx, **args: handle_todo(args, ctx)
-    ),
-)
+TOOLS: tuple[ToolSpec, ...] = (todo,)
 
 
 def register(target: ToolRegistry) -> None:
