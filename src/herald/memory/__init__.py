@@ -11,12 +11,11 @@
 - The `session_search` tool: discovery, scroll, read and browse over every
   stored conversation (through `ToolContext.store`).
 
-Importing this package registers the `memory` and `session_search` tools in
-the ``core`` toolset.
+The `memory` and `session_search` tools are values (`herald.memory.tool.TOOLS`,
+`herald.memory.session_search.TOOLS`) that `herald.toolbox` adds to the
+built-in registry; importing this package registers nothing.
 """
 
-# `tool` and `session_search` register their tools on import.
-from herald.memory import tool as _memory_tool  # noqa: F401
 from herald.memory.builtin import ACTIONS, BuiltinMemory, MemoryWriteResult
 from herald.memory.entries import (
     FILE_NAMES,
