@@ -55,7 +55,7 @@ def test_parallel_segment_overlaps_and_results_keep_call_order(make_agent, fake_
         {"description": "r", "parameters": PARAMS},
         slow_read,
         parallel_safe=True,
-        path_scope="read:path",
+        reads=("path",),
     )
     fake_llm.enqueue(reads(3), Reply.text("done"))
     agent = make_agent(registry=registry, enabled_tools=("slow_read",))

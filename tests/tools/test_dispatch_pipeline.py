@@ -17,7 +17,6 @@ from herald.tools import (
     ToolRegistry,
     ToolResult,
     limit_result,
-    parse_path_scope,
 )
 
 PARAMS = {"type": "object", "properties": {"n": {"type": "integer"}}}
@@ -207,12 +206,14 @@ def test_hooks_can_be_removed_and_events_are_checked(reg):
 # ---- path scopes --------------------------------------------------------------------------
 
 
-def test_path_scope_format():
-    scopes = parse_path_scope("read:source, write:dest")
-    assert [(s.mode, s.argument) for s in scopes] == [("read", "source"), ("write", "dest")]
-    assert parse_path_scope(None) == ()
-    for bad in ("path", "append:path", "read:"):
-        with pytest.raises(ValueError, match="path_scope"):
-            parse_path_scope(bad)
-    with pytest.raises(ValueError, match="path_scope"):
-        ToolRegistry().register("x", "t", {}, lambda a, c: "", path_scope="readwrite:path")
+def test_reads_and_writes_must_name_arguments_of_the_tool():
+    schema = {"description": "copy", "parameters": {"properties": {"src": {}, "dst": {}}}}
+    spec = ToolRegistry().register(
+        "cp", "t", schema, lambda a, c: "", reads=("src",), writes=("dst",)
+    )
+    assert [(s.mode, s.argument) for s in spec.path_scopes] == [("read", "src"), ("write", "dst")]
+    with pytest.raises(
+        ValueError,
+        match=r"'dest', which is not an argument of the tool \(its arguments: dst, src\)",
+    ):
+        ToolRegistry().register("cp", "t", schema, lambda a, c: "", writes=("dest",))

@@ -6,6 +6,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,12 +28,17 @@ def call(name: str, tag: str = "", **args: object) -> Call:
 def lookup():
     reg = ToolRegistry()
 
-    def add(name: str, **kw: object) -> None:
-        reg.register(name, "test", {"description": name}, lambda a, c: name, **kw)
+    def add(name: str, **kw: Any) -> None:
+        paths = [*kw.get("reads", ()), *kw.get("writes", ())]
+        schema = {
+            "description": name,
+            "parameters": {"properties": {p: {"type": "string"} for p in paths}},
+        }
+        reg.register(name, "test", schema, lambda a, c: name, **kw)
 
-    add("read", parallel_safe=True, path_scope="read:path")
-    add("write", parallel_safe=True, path_scope="write:path")
-    add("copy", parallel_safe=True, path_scope="read:src,write:dst")
+    add("read", parallel_safe=True, reads=("path",))
+    add("write", parallel_safe=True, writes=("path",))
+    add("copy", parallel_safe=True, reads=("src",), writes=("dst",))
     add("search", parallel_safe=True)  # no path scope: e.g. a web search
     add("shell")  # not parallel-safe
     add("clarify", parallel_safe=True)  # even if marked safe, clarify is a barrier

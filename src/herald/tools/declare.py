@@ -33,6 +33,7 @@ from herald.tools.registry import (
     ToolArgumentError,
     ToolContext,
     ToolSpec,
+    check_path_arguments,
 )
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$", re.IGNORECASE)
@@ -66,6 +67,7 @@ def tool(
             validate = None
         else:
             parameters, validate = _schema_from_signature(tool_name, fn, arg_docs)
+        check_path_arguments(tool_name, parameters, tuple(reads), tuple(writes))
         text = description if description is not None else summary
         if not text and schema is not None:
             text = str(schema.get("description") or "")

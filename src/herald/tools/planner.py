@@ -5,7 +5,7 @@ neighbouring calls may run together.
 
 - A call joins a parallel segment only if its tool is marked `parallel_safe`
   and its arguments parse; anything else runs on its own, in order.
-- A tool with a `path_scope` reserves the canonical path(s) it touches as a
+- A tool with `reads`/`writes` arguments reserves the canonical path(s) it touches as a
   reader or a writer. A call that would write a path overlapping any earlier
   reservation of the segment, or read a path an earlier call of the segment
   writes, starts a new segment (overlap = same path or one inside the other).

@@ -10,11 +10,10 @@ results) and every handler failure becomes an error string, never an exception
 
 - ``parallel_safe``: calls may run concurrently with other parallel-safe calls
   of the same assistant message (see `herald.tools.planner`).
-- ``path_scope``: which argument names a path and whether the tool reads or
-  writes it, as ``"<mode>:<argument>"`` with mode ``read`` or ``write``; several
-  are joined by commas (``"read:source,write:dest"``). The planner reserves the
-  canonical path so a writer never runs alongside another call on an
-  overlapping path. A missing argument means the working directory.
+- ``reads`` / ``writes``: the arguments that name a path the tool reads or
+  writes. The planner reserves the canonical path so a writer never runs
+  alongside another call on an overlapping path. A missing argument means the
+  working directory.
 - ``max_result_chars``: a longer result is saved to a file and the model gets a
   preview (see `herald.tools.results`).
 - ``check_fn`` / ``requires_env``: availability; an unavailable tool never
@@ -115,20 +114,21 @@ class PathScope:
     argument: str
 
 
-def parse_path_scope(text: str | None) -> tuple[PathScope, ...]:
-    """``"read:path"`` / ``"write:path"`` (comma-separated for several) as scopes."""
-    if not text:
-        return ()
-    scopes: list[PathScope] = []
-    for part in text.split(","):
-        mode, sep, argument = part.strip().partition(":")
-        if not sep or mode not in ("read", "write") or not argument.strip():
-            raise ValueError(
-                f"invalid path_scope {text!r}: use 'read:<argument>' or 'write:<argument>', "
-                "comma-separated for several"
-            )
-        scopes.append(PathScope(mode, argument.strip()))  # type: ignore[arg-type]
-    return tuple(scopes)
+def check_path_arguments(
+    name: str, parameters: Any, reads: Iterable[str], writes: Iterable[str]
+) -> None:
+    """`reads`/`writes` must name arguments the tool has: a misspelt one would let a
+    writer run beside a call on the same path (a bug in the tool, caught at declaration)."""
+    known = (
+        set((parameters or {}).get("properties") or {}) if isinstance(parameters, dict) else set()
+    )
+    unknown = sorted({*reads, *writes} - known)
+    if unknown:
+        raise ValueError(
+            f"tool {name!r}: reads/writes name {', '.join(map(repr, unknown))}, which "
+            f"{'is not an argument' if len(unknown) == 1 else 'are not arguments'} of the tool "
+            f"(its arguments: {', '.join(sorted(known)) or 'none'})"
+        )
 
 
 @dataclass(frozen=True)
@@ -248,11 +248,15 @@ class ToolRegistry:
         check_fn: Callable[[ToolContext], bool] | None = None,
         requires_env: Iterable[str] = (),
         parallel_safe: bool = False,
-        path_scope: str | None = None,
+        reads: Iterable[str] = (),
+        writes: Iterable[str] = (),
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         restore_fn: Callable[[list[dict[str, Any]], ToolContext], None] | None = None,
     ) -> ToolSpec:
-        scopes = parse_path_scope(path_scope)  # a malformed scope is a bug in the tool module
+        """A tool declared from a schema dict (a memory provider's, a test's); built-in
+        tools use `@tool` on a typed function instead."""
+        reads, writes = tuple(reads), tuple(writes)
+        check_path_arguments(name, schema.get("parameters"), reads, writes)
         if max_result_chars < 1:
             raise ValueError(f"max_result_chars for {name!r} must be positive")
         spec = ToolSpec(
@@ -263,8 +267,8 @@ class ToolRegistry:
             check_fn=check_fn,
             requires_env=tuple(requires_env),
             parallel_safe=parallel_safe,
-            reads=tuple(x.argument for x in scopes if x.mode == "read"),
-            writes=tuple(x.argument for x in scopes if x.mode == "write"),
+            reads=reads,
+            writes=writes,
             max_result_chars=max_result_chars,
             restore_fn=restore_fn,
         )
