@@ -43,7 +43,7 @@ from herald.engine.session import (
     title_from,
     update_meta,
 )
-from herald.engine.spend import check_side_call
+from herald.engine.spend import SideCallRefused, check_side_call
 from herald.engine.transcript import PersistenceError
 from herald.engine.turn import Background, run_turn
 from herald.engine.turn_context import (
@@ -505,20 +505,35 @@ class Agent(RuntimeParts):
 
     def _judge(self, prompt_text: str) -> str:
         """Smart approvals: the auxiliary model's verdict on a flagged command (the prompt
-        already fences the command as untrusted data)."""
-        response = self._aux_client().complete(
-            [{"role": "user", "content": prompt_text}], max_tokens=300, timeout=60
-        )
-        return response.text or ""
+        already fences the command as untrusted data). Past a spending cap it is not
+        asked, and the command goes to a human (or the unattended default) instead."""
+        from herald.safety import JudgeSkipped
+
+        try:
+            return self._side_call(
+                [{"role": "user", "content": prompt_text}], "judge", max_tokens=300, timeout=60
+            )
+        except SideCallRefused as exc:
+            raise JudgeSkipped(str(exc)) from None
 
     def _summarize(self, messages: list[dict[str, Any]]) -> str:
-        """The compressor's summarizer: the auxiliary model, usage recorded as a side job."""
+        """The compressor's summarizer (invariant 15: refused past a cap, the compressor
+        falls back to its own summary)."""
+        cfg = self.config.context
+        return self._side_call(
+            messages, "summary", max_tokens=cfg.summary_max_tokens, timeout=cfg.summary_timeout
+        )
+
+    def _side_call(
+        self, messages: list[dict[str, Any]], kind: str, *, max_tokens: int, timeout: float
+    ) -> str:
+        """One auxiliary-model call outside the turn loop: checked against the spending
+        caps first (SideCallRefused), its usage recorded under `kind`."""
         import time
 
         from herald.providers import estimate_cost
 
         aux = self._aux_client()
-        cfg = self.config.context
         refused = check_side_call(
             self.config,
             self.store,
@@ -526,15 +541,15 @@ class Agent(RuntimeParts):
             source=self.options.source,
             endpoint=(aux.endpoint.provider, aux.endpoint.model),
             prompt_chars=sum(len(str(m.get("content") or "")) for m in messages),
-            max_output=cfg.summary_max_tokens,
+            max_output=max_tokens,
         )
-        if refused is not None:  # invariant 15: the compressor falls back to its own summary
-            raise RuntimeError(refused)
+        if refused is not None:
+            raise SideCallRefused(refused)
         started = time.monotonic()
         response = aux.complete(
             messages,
-            max_tokens=cfg.summary_max_tokens,
-            timeout=cfg.summary_timeout,
+            max_tokens=max_tokens,
+            timeout=timeout,
             cancel=current.cancel if (current := self._current) is not None else None,
         )
         if response.usage is not None:
@@ -546,7 +561,7 @@ class Agent(RuntimeParts):
                 provider=endpoint.provider,
                 model=endpoint.model,
                 api_mode=endpoint.api_mode,
-                kind="summary",
+                kind=kind,
                 cost=estimate_cost(endpoint.provider, endpoint.model, response.usage, self.config),
                 duration_ms=int((time.monotonic() - started) * 1000),
                 finish_reason=response.finish_reason,

@@ -175,6 +175,10 @@ def check_caps(ctx: TurnContext, turn: TurnState, split: RequestSplit) -> str | 
     return None
 
 
+class SideCallRefused(RuntimeError):
+    """A side job (a summary, a smart-approval verdict) was not run: a spending cap."""
+
+
 def check_side_call(
     config: HeraldConfig,
     store: Any,

@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from herald.engine.turn_context import TurnContext
     from herald.engine.turn_state import TurnState
 
+# Auxiliary-model calls outside the turn loop: they cost money but are not the
+# session's model calls (its `api_calls` counter).
+SIDE_JOBS = frozenset({"summary", "judge"})
+
 
 def _counters(usage: Usage) -> dict[str, int]:
     return {
@@ -56,7 +60,7 @@ def store_usage(
         )
         store.add_session_usage(
             session_id,
-            api_calls=0 if kind == "summary" else 1,
+            api_calls=0 if kind in SIDE_JOBS else 1,
             cost_usd=cost or 0.0,
             **counters,
         )

@@ -193,10 +193,17 @@ def parse_judge_answer(answer: str) -> tuple[JudgeAnswer, str]:
     return "escalate", "the reviewer's answer was unclear"
 
 
+class JudgeSkipped(Exception):
+    """The judge was not asked (for example, a spending cap is reached); its message
+    says why and is shown with the approval request."""
+
+
 def run_judge(judge: Judge, command: str, verdict: CommandVerdict) -> tuple[JudgeAnswer, str]:
     """Ask the judge; any error is an escalation (never an approval)."""
     try:
         answer = judge(build_judge_prompt(command, verdict))
+    except JudgeSkipped as exc:
+        return "escalate", f"the reviewer was not asked: {exc}"
     except Exception as exc:  # the judge is a network call in a higher layer
         return "escalate", f"the reviewer failed ({type(exc).__name__})"
     if not isinstance(answer, str):
