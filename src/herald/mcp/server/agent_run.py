@@ -18,16 +18,18 @@ within ``approvals.timeout_seconds`` is a denial. Nothing is approved on anyone'
 behalf.
 
 Budgets: ``max_iterations`` caps model calls (the engine's iteration budget).
-``max_cost_usd`` is checked after every model call and tool result against the
-session's recorded cost; when reached, the turn is interrupted, so it can
-overshoot by at most the call that crossed it (the engine has no pre-call cost
-gate yet).
+``max_cost_usd`` becomes this turn's ``budget.turn_usd`` (the lower of the two when
+the config has one), so the engine refuses a model call whose estimated cost would
+cross it before it is sent. Side jobs the turn cap does not see (a compression's
+summary) are caught by a check of the session's recorded cost after every step,
+which interrupts the turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import json
 import logging
 import secrets
@@ -140,10 +142,20 @@ def open_session_agent(
     return agent, agent.registry, session_id
 
 
+def _with_turn_cap(settings: Settings, max_cost_usd: float) -> Settings:
+    """`settings` whose `budget.turn_usd` is at most `max_cost_usd`."""
+    config = settings.config.model_copy(deep=True)
+    current = config.budget.turn_usd
+    config.budget.turn_usd = max_cost_usd if current is None else min(current, max_cost_usd)
+    return dataclasses.replace(settings, config=config)
+
+
 def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> Any:
     from herald.engine import title_from
 
     serve = settings.config.mcp.serve
+    if request.max_cost_usd is not None:
+        settings = _with_turn_cap(settings, request.max_cost_usd)
     return open_session_agent(
         settings,
         store,
@@ -164,6 +176,17 @@ def close_session_agent(agent: Any, registry: Any) -> None:
 
 def _close(run: TurnRun) -> None:
     close_session_agent(run.agent, run.registry)
+
+
+def _turn_cap_reached(result: Any, max_cost_usd: float | None) -> bool:
+    """The engine refused a call because of the turn cap this request set."""
+    from herald.engine import ExitReason
+
+    return (
+        max_cost_usd is not None
+        and result.exit_reason is ExitReason.SPEND_LIMIT_REACHED
+        and "budget.turn_usd" in (result.error or "")
+    )
 
 
 def _spent(store: StateStore, session_id: str) -> float:
@@ -326,11 +349,19 @@ class AgentRunner:
             await asyncio.shield(asyncio.to_thread(_close, run))
             raise
         await asyncio.shield(asyncio.to_thread(_close, run))
-        exit_reason = "cost_budget_exhausted" if run.cost_hit else result.exit_reason.value
+        exit_reason, error = result.exit_reason.value, result.error
+        if run.cost_hit or _turn_cap_reached(result, run.max_cost_usd):
+            exit_reason = "cost_budget_exhausted"
+            error = (
+                f"max_cost_usd (${run.max_cost_usd:.2f}) would be passed, so Herald stopped "
+                f"after ${result.estimated_cost_usd:.2f}; call agent_run again with this "
+                "session_id and a larger max_cost_usd to continue"
+            )
         return json.dumps(
             {
                 "final_text": result.final_text,
                 "exit_reason": exit_reason,
+                "error": error,
                 "session_id": result.session_id or run.session_id,
                 "api_calls": result.api_calls,
                 "estimated_cost_usd": result.estimated_cost_usd,
@@ -340,6 +371,7 @@ class AgentRunner:
         )
 
     def _check_cost(self, run: TurnRun) -> None:
+        """The backstop for side jobs: the session's recorded cost since the turn began."""
         if run.max_cost_usd is None or run.cost_hit:
             return
         if _spent(self.store, run.session_id) - run.start_cost >= run.max_cost_usd:

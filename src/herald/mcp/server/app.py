@@ -63,7 +63,9 @@ def build_server(settings: Settings, store: StateStore) -> MCPServer:
         max_cost_usd: float | None = None,
     ) -> str | InputRequiredResult:
         """Give Herald a task and wait for its answer. Returns JSON with final_text,
-        exit_reason and session_id (pass it back as session_id to continue). Progress
+        exit_reason, error (what stopped it, or null) and session_id (pass it back as
+        session_id to continue). max_cost_usd: no model call whose estimated cost would
+        pass it is made. Progress
         notifications report its tool activity; actions that need approval are asked
         through elicitation, or refused when this client cannot answer."""
         if not prompt.strip() and ctx.request_state is None:
