@@ -193,7 +193,7 @@ def test_the_env_read_detector_finds_real_reads():
 
 def test_the_old_max_turns_key_still_works_with_a_deprecation_notice(tmp_path, caplog):
     path = write(tmp_path / "config.yaml", "agent:\n  max_turns: 7\n")
-    with caplog.at_level("WARNING", logger="herald.config.schema"):
+    with caplog.at_level("WARNING", logger="herald.config"):
         config = load_config(path)
     assert config.agent.max_iterations == 7
     assert "agent.max_turns is deprecated" in caplog.text

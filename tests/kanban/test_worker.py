@@ -193,3 +193,34 @@ def test_a_bad_dsn_never_shows_its_password(tmp_path):
     with pytest.raises(KanbanError) as info:
         PostgresBoard("postgresql://herald:s3cretpw@127.0.0.1:1/nowhere?connect_timeout=2")
     assert "cannot connect" in str(info.value) and "s3cretpw" not in str(info.value)
+
+
+def test_a_worker_stops_before_its_cost_cap_and_blocks_the_task_for_a_human(
+    kanban_home, fake_llm
+):
+    from herald.testing.fake_llm import FakeUsage
+
+    dollar = FakeUsage(prompt_tokens=100, completion_tokens=1000)  # $1 at the price below
+    settings = kanban_home(
+        kanban={"worker_max_cost_usd": 1.5, "max_attempts": 3},
+        model={"pricing": {"input_per_mtok": 0, "output_per_mtok": 1000}},
+        budget={"output_estimate_tokens": 1000},  # each call is estimated at $1
+    )
+    with _board(settings) as board:
+        task = board.add(NewTask("an expensive job"))
+    fake_llm.default_reply = Reply.tool_call("kanban_comment", {"body": "working"}, usage=dollar)
+    outcome = run_worker(settings, task.id)
+    assert len(fake_llm.model_requests()) == 1  # the call that would pass $1.50 never went
+    with _board(settings) as board:
+        blocked = board.show(task.id)
+    # Blocked, not given back: another attempt would only spend the same again.
+    assert blocked.status is Status.BLOCKED, outcome.message
+    assert "kanban.worker_max_cost_usd" in blocked.comments[-1].body or (
+        "kanban.worker_max_cost_usd" in (blocked.result or "")
+    )
+    assert blocked.attempts == 0
+
+
+def test_worker_max_turns_is_read_as_worker_max_iterations(kanban_home):
+    settings = kanban_home(kanban={"worker_max_turns": 4})
+    assert settings.config.kanban.worker_max_iterations == 4

@@ -45,6 +45,24 @@ class Settings:
     secrets: Secrets
 
 
+def with_turn_cap(settings: Settings, usd: float) -> Settings:
+    """`settings` whose `budget.turn_usd` is at most `usd` (for one unattended run with
+    its own spending limit: an MCP `agent_run`, a kanban worker)."""
+    import dataclasses
+
+    config = settings.config.model_copy(deep=True)
+    current = config.budget.turn_usd
+    config.budget.turn_usd = usd if current is None else min(current, usd)
+    return dataclasses.replace(settings, config=config)
+
+
+def turn_cap_stopped(result: object) -> bool:
+    """A turn ended because a call would have passed `budget.turn_usd`."""
+    error = getattr(result, "error", None) or ""
+    reason = getattr(getattr(result, "exit_reason", None), "value", "")
+    return reason == "spend_limit_reached" and "budget.turn_usd" in error
+
+
 def load_settings(profile: str | None = None) -> Settings:
     home = resolve_home(profile)
     config = load_config(home.config_path)
@@ -74,7 +92,9 @@ __all__ = [
     "read_raw",
     "resolve_home",
     "set_value",
+    "turn_cap_stopped",
     "validate",
     "validate_profile_name",
+    "with_turn_cap",
     "write_raw",
 ]

@@ -6,7 +6,6 @@ their own sections here rather than reading raw dictionaries.
 
 from __future__ import annotations
 
-import logging
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -25,7 +24,7 @@ from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
 from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
 from herald.config.schema_web import WebConfig
-from herald.config.strict import StrictModel
+from herald.config.strict import StrictModel, renamed_key
 
 ProviderName = Literal["openai", "anthropic", "openrouter", "custom", "local"]
 
@@ -81,9 +80,6 @@ class AuxiliaryConfig(StrictModel):
     pricing: ModelPricing | None = None
 
 
-log = logging.getLogger(__name__)
-
-
 class AgentConfig(StrictModel):
     max_iterations: int = Field(90, ge=1, description="model calls allowed per turn")
     max_retries: int = Field(3, ge=0, description="retries of one model call")
@@ -94,12 +90,7 @@ class AgentConfig(StrictModel):
     @model_validator(mode="before")
     @classmethod
     def _renamed_max_turns(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "max_turns" in data:
-            data = dict(data)
-            old = data.pop("max_turns")
-            data.setdefault("max_iterations", old)
-            log.warning("config: agent.max_turns is deprecated; rename it to agent.max_iterations")
-        return data
+        return renamed_key(data, "max_turns", "max_iterations", "agent")
 
 
 class CredentialsConfig(StrictModel):

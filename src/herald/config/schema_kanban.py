@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from herald.config.strict import StrictModel
+from herald.config.strict import StrictModel, renamed_key
 
 DSN_REF_RE = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
@@ -49,9 +49,20 @@ class KanbanConfig(StrictModel):
         300.0, gt=0, description="seconds the dispatcher stops spawning once the breaker opens"
     )
     in_gateway: bool = Field(True, description="`herald gateway run` also runs the dispatcher")
-    worker_max_turns: int | None = Field(
-        None, ge=1, description="model calls a worker may make (default agent.max_turns)"
+    worker_max_iterations: int | None = Field(
+        None, ge=1, description="model calls a worker may make (default agent.max_iterations)"
     )
+    worker_max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description="what one attempt at a task may cost; a model call whose estimate would "
+        "pass it is not made, and the task is blocked for a human instead of retried",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_worker_max_turns(cls, data: Any) -> Any:
+        return renamed_key(data, "worker_max_turns", "worker_max_iterations", "kanban")
 
     @field_validator("dsn")
     @classmethod

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herald.config import turn_cap_stopped, with_turn_cap
 from herald.kanban import (
     HELD,
     KanbanError,
@@ -117,6 +118,9 @@ def _work(settings: Settings, board: Board, task_id: int, token: str, ttl: float
     from herald.state import StateStore
 
     task = board.show(task_id)
+    cap = settings.config.kanban.worker_max_cost_usd
+    if cap is not None:  # the engine refuses a call whose estimate would pass it
+        settings = with_turn_cap(settings, cap)
     store = StateStore(settings.home.state_db)
     agent = None
     try:
@@ -133,10 +137,9 @@ def _work(settings: Settings, board: Board, task_id: int, token: str, ttl: float
                 session_id=session_id,
                 options=AgentOptions(
                     source=SOURCE,
-                    platform=SOURCE,
                     toolset=WORKER_TOOLSET,
                     cwd=str(task_workdir(settings, task.id)),
-                    max_turns=settings.config.kanban.worker_max_turns,
+                    max_iterations=settings.config.kanban.worker_max_iterations,
                 ),
             )
         except Exception as exc:  # a bad model config, say: the attempt ends here
@@ -159,6 +162,20 @@ def _work(settings: Settings, board: Board, task_id: int, token: str, ttl: float
     if lost is not None:
         return WorkerOutcome(task_id, EXIT_GAVE_BACK, f"stopped: {lost}")
     after = board.show(task_id)
+    if (
+        after.lease_token == token
+        and after.status in HELD
+        and cap is not None
+        and turn_cap_stopped(result)
+    ):
+        # Another attempt would only spend the same again: a human decides.
+        reason = (
+            f"stopped before passing kanban.worker_max_cost_usd (${cap:.2f}) after "
+            f"${result.estimated_cost_usd:.2f}; raise the cap or split the task, then "
+            f"`herald kanban unblock {task_id}`"
+        )
+        board.block(task_id, reason, lease=token, author=f"worker@{os.getpid()}")
+        return WorkerOutcome(task_id, EXIT_REPORTED, f"task {task_id} is blocked: {reason}")
     if after.lease_token == token and after.status in HELD:
         ended = "stopped by a signal" if stop_requested.is_set() else result.exit_reason.value
         last = " ".join((result.final_text or result.error or "").split())[:300]

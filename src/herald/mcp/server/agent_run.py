@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import dataclasses
 import json
 import logging
 import secrets
@@ -37,6 +36,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
+
+from herald.config import turn_cap_stopped, with_turn_cap
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -142,20 +143,12 @@ def open_session_agent(
     return agent, agent.registry, session_id
 
 
-def _with_turn_cap(settings: Settings, max_cost_usd: float) -> Settings:
-    """`settings` whose `budget.turn_usd` is at most `max_cost_usd`."""
-    config = settings.config.model_copy(deep=True)
-    current = config.budget.turn_usd
-    config.budget.turn_usd = max_cost_usd if current is None else min(current, max_cost_usd)
-    return dataclasses.replace(settings, config=config)
-
-
 def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> Any:
     from herald.engine import title_from
 
     serve = settings.config.mcp.serve
     if request.max_cost_usd is not None:
-        settings = _with_turn_cap(settings, request.max_cost_usd)
+        settings = with_turn_cap(settings, request.max_cost_usd)
     return open_session_agent(
         settings,
         store,
@@ -176,17 +169,6 @@ def close_session_agent(agent: Any, registry: Any) -> None:
 
 def _close(run: TurnRun) -> None:
     close_session_agent(run.agent, run.registry)
-
-
-def _turn_cap_reached(result: Any, max_cost_usd: float | None) -> bool:
-    """The engine refused a call because of the turn cap this request set."""
-    from herald.engine import ExitReason
-
-    return (
-        max_cost_usd is not None
-        and result.exit_reason is ExitReason.SPEND_LIMIT_REACHED
-        and "budget.turn_usd" in (result.error or "")
-    )
 
 
 def _spent(store: StateStore, session_id: str) -> float:
@@ -350,7 +332,7 @@ class AgentRunner:
             raise
         await asyncio.shield(asyncio.to_thread(_close, run))
         exit_reason, error = result.exit_reason.value, result.error
-        if run.cost_hit or _turn_cap_reached(result, run.max_cost_usd):
+        if run.cost_hit or (run.max_cost_usd is not None and turn_cap_stopped(result)):
             exit_reason = "cost_budget_exhausted"
             error = (
                 f"max_cost_usd (${run.max_cost_usd:.2f}) would be passed, so Herald stopped "
