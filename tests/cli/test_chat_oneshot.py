@@ -55,7 +55,7 @@ def test_max_turns_limits_the_turn(herald_home, fake_llm, run_cli):
     fake_llm.set_handler(
         lambda r: Reply.tool_call("todo", {"todos": []}) if r.tools else Reply.text("summary")
     )
-    proc = run_cli("chat", "-q", "loop", "--max-turns", "2", "--json")
+    proc = run_cli("chat", "-q", "loop", "--max-iterations", "2", "--json")
     data = json.loads(proc.stdout)
     assert proc.returncode == 1
     assert data["exit_reason"] == "max_iterations_reached"

@@ -22,7 +22,12 @@ from herald.testing.fake_llm import Reply
         (
             ["-p", "work", "-v", "chat", "--query=hi", "--json", "-r", "abc", "--max-turns", "3"],
             OneShotArgs(
-                query="hi", profile="work", verbose=True, as_json=True, resume="abc", max_turns=3
+                query="hi",
+                profile="work",
+                verbose=True,
+                as_json=True,
+                resume="abc",
+                max_iterations=3,
             ),
         ),
         (["chat", "-q", "hi", "--profile", "work"], OneShotArgs(query="hi", profile="work")),

@@ -74,10 +74,10 @@ def root(
 ) -> None:
     ctx.obj = {"profile": profile, "verbose": verbose}
     if ctx.invoked_subcommand is None:
-        _chat_repl(ctx, resume=None, max_turns=None)
+        _chat_repl(ctx, resume=None, max_iterations=None)
 
 
-def _chat_repl(ctx: typer.Context, *, resume: str | None, max_turns: int | None) -> None:
+def _chat_repl(ctx: typer.Context, *, resume: str | None, max_iterations: int | None) -> None:
     from herald.cli.repl import Repl
 
     if not sys.stdin.isatty():
@@ -85,7 +85,7 @@ def _chat_repl(ctx: typer.Context, *, resume: str | None, max_turns: int | None)
     settings = load(ctx)
     with open_store(settings) as store:
         session_id = resolve_session_id(store, resume)
-        Repl(settings, store, resume=session_id, max_turns=max_turns).run()
+        Repl(settings, store, resume=session_id, max_iterations=max_iterations).run()
 
 
 @app.command()
@@ -101,8 +101,11 @@ def chat(
             "--resume", "-r", help="continue a session (its id, or the start or end of it)"
         ),
     ] = None,
-    max_turns: Annotated[
-        int | None, typer.Option("--max-turns", min=1, help="model calls allowed this turn")
+    max_iterations: Annotated[
+        int | None,
+        typer.Option(
+            "--max-iterations", "--max-turns", min=1, help="model calls allowed this turn"
+        ),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="model name")] = None,
     provider: Annotated[
@@ -117,10 +120,12 @@ def chat(
     if query is None:
         if as_json:
             fail("--json needs -q TEXT")
-        _chat_repl(ctx, resume=resume, max_turns=max_turns)
+        _chat_repl(ctx, resume=resume, max_iterations=max_iterations)
         return
     settings = load(ctx)
-    code = run_oneshot(settings, query, as_json=as_json, resume=resume, max_turns=max_turns)
+    code = run_oneshot(
+        settings, query, as_json=as_json, resume=resume, max_iterations=max_iterations
+    )
     raise typer.Exit(code)
 
 

@@ -92,7 +92,7 @@ def run_oneshot(
     *,
     as_json: bool = False,
     resume: str | None = None,
-    max_turns: int | None = None,
+    max_iterations: int | None = None,
 ) -> int:
     from herald.engine import AgentOptions
     from herald.safety import redact
@@ -107,7 +107,7 @@ def run_oneshot(
             settings,
             store,
             session_id=session_id,
-            options=AgentOptions(source="cli", max_iterations=max_turns),
+            options=AgentOptions(source="cli", max_iterations=max_iterations),
             # Notices from outside a turn (an unknown context window at start-up).
             callbacks=_status_callbacks(attended=attended),
         )

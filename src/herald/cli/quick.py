@@ -22,7 +22,8 @@ CHAT_VALUE_OPTIONS = {
     "-q": "query",
     "--resume": "resume",
     "-r": "resume",
-    "--max-turns": "max_turns",
+    "--max-iterations": "max_iterations",
+    "--max-turns": "max_iterations",  # the old name of the flag
     "--model": "model",
     "-m": "model",
     "--provider": "provider",
@@ -37,7 +38,7 @@ class OneShotArgs:
     verbose: bool = False
     as_json: bool = False
     resume: str | None = None
-    max_turns: int | None = None
+    max_iterations: int | None = None
     model: str | None = None
     provider: str | None = None
 
@@ -79,12 +80,12 @@ def parse_oneshot(argv: list[str]) -> OneShotArgs | None:
         index += 1
     if not in_chat or values.get("query") is None:
         return None
-    if "max_turns" in values:
+    if "max_iterations" in values:
         try:
-            values["max_turns"] = int(values["max_turns"])
+            values["max_iterations"] = int(values["max_iterations"])
         except ValueError:
             return None
-        if values["max_turns"] < 1:
+        if values["max_iterations"] < 1:
             return None
     return OneShotArgs(**values)
 
@@ -118,7 +119,7 @@ def run_quick(args: OneShotArgs) -> int:
             args.query,
             as_json=args.as_json,
             resume=args.resume,
-            max_turns=args.max_turns,
+            max_iterations=args.max_iterations,
         )
     except (KeyboardInterrupt, EOFError):
         sys.stderr.write("\nAborted!\n")  # what the app (click) prints

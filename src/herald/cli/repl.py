@@ -34,11 +34,11 @@ class Repl:
         store: StateStore,
         *,
         resume: str | None = None,
-        max_turns: int | None = None,
+        max_iterations: int | None = None,
     ):
         self.settings = settings
         self.store = store
-        self.max_turns = max_turns
+        self.max_iterations = max_iterations
         self.console = err_console()
         self.channel = HumanChannel(self._ask)
         self.view = StreamView(self._write)
@@ -57,7 +57,7 @@ class Repl:
             self.settings,
             self.store,
             session_id=session_id,
-            options=AgentOptions(source="cli", max_iterations=self.max_turns),
+            options=AgentOptions(source="cli", max_iterations=self.max_iterations),
             callbacks=self._callbacks(),  # for what happens between turns (/compress)
         )
 

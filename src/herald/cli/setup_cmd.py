@@ -78,8 +78,15 @@ def setup(
     if api_key == "-":
         api_key = sys.stdin.readline().strip()
     if key_name and api_key is None and interactive:
-        api_key = typer.prompt(f"{key_name} (Enter to keep the current one)", default="",
-                               hide_input=True, show_default=False) or None
+        api_key = (
+            typer.prompt(
+                f"{key_name} (Enter to keep the current one)",
+                default="",
+                hide_input=True,
+                show_default=False,
+            )
+            or None
+        )
 
     data = read_raw(home.config_path)
     section = data.setdefault("model", {})
