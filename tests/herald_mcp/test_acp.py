@@ -142,3 +142,75 @@ async def test_rejected_permission_keeps_the_file(editor_dir, fake_llm):
             ("user_message_chunk", "remove scratch"),
             ("agent_message_chunk", "Left it."),
         ]
+
+
+@pytest.mark.slow
+async def test_the_editors_mcp_servers_give_the_session_their_tools(editor_dir, fake_llm):
+    from acp.schema import EnvVariable, McpServerStdio, SseMcpServer
+    from mcp_servers import TOY
+
+    project = editor_dir / "project"
+    editor = Editor()
+    toy = McpServerStdio(
+        name="toy box",  # not a valid Herald server name: it is made one
+        command=sys.executable,
+        args=[str(TOY)],
+        env=[EnvVariable(name="TOY_MODE", value="editor")],
+    )
+    sse = SseMcpServer(name="old", url="http://127.0.0.1:9/sse", headers=[], type="sse")
+    async with await start(editor_dir, editor) as (conn, _process):
+        init = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        assert init.agent_capabilities.mcp_capabilities.http
+        assert not init.agent_capabilities.mcp_capabilities.sse
+        session = await conn.new_session(cwd=str(project), mcp_servers=[toy, sse])
+        fake_llm.enqueue(
+            Reply.tool_call("mcp_toy-box_add", {"a": 2, "b": 40}), Reply.text("It is 42.")
+        )
+        done = await conn.prompt(session_id=session.session_id, prompt=[text_block("add")])
+        assert done.stop_reason == "end_turn"
+    # MCP tools are deferred (found through tool_search); the call loaded and ran it.
+    second = fake_llm.model_requests()[1]
+    names = {t["function"]["name"] for t in second.tools or []}
+    assert "mcp_toy-box_add" in names
+    assert not any(n.startswith("mcp_old") for n in names)  # SSE is not offered
+    tool_result = next(
+        m["content"] for m in fake_llm.model_requests()[1].messages if m["role"] == "tool"
+    )
+    assert "42" in tool_result
+    assert editor.text() == "It is 42."
+
+
+def test_editor_servers_become_session_configs_with_usable_unique_names():
+    from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
+
+    from herald.acp.servers import editor_servers
+
+    servers = editor_servers(
+        [
+            McpServerStdio(
+                name="git", command="git-mcp", args=["--ro"], env=[EnvVariable(name="A", value="1")]
+            ),
+            McpServerStdio(name="git", command="other", args=[], env=[]),
+            HttpMcpServer(
+                name="docs: v2!",
+                url="http://127.0.0.1:1/mcp",
+                headers=[HttpHeader(name="X-K", value="v")],
+                type="http",
+            ),
+            SseMcpServer(name="old", url="http://127.0.0.1:1/sse", headers=[], type="sse"),
+        ],
+        cwd="/work/project",
+        taken={"git"},  # already in mcp.servers: the configured one keeps the name
+    )
+    assert list(servers) == ["git-2", "git-3", "docs-v2"]
+    git = servers["git-2"]
+    assert (git.command, git.args, git.env, git.cwd, git.start) == (
+        "git-mcp",
+        ["--ro"],
+        {"A": "1"},
+        "/work/project",
+        "session",
+    )
+    assert servers["docs-v2"].url == "http://127.0.0.1:1/mcp" and servers["docs-v2"].headers == {
+        "X-K": "v"
+    }

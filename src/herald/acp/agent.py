@@ -178,26 +178,37 @@ class HeraldAcpAgent:
 
     async def initialize(self, protocol_version: int, **_: Any) -> Any:
         from acp import PROTOCOL_VERSION
-        from acp.schema import AgentCapabilities, Implementation, InitializeResponse
+        from acp.schema import (
+            AgentCapabilities,
+            Implementation,
+            InitializeResponse,
+            McpCapabilities,
+        )
 
         from herald import __version__
 
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(load_session=True),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                # the editor's MCP servers: stdio (always) and streamable HTTP, not SSE
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
+            ),
             agent_info=Implementation(name="herald", title="Herald", version=__version__),
         )
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
         return None
 
-    async def new_session(self, cwd: str, **_: Any) -> Any:
+    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any) -> Any:
         from acp.schema import NewSessionResponse
 
-        session = await asyncio.to_thread(self._open, cwd, None)
+        session = await asyncio.to_thread(self._open, cwd, None, mcp_servers)
         return NewSessionResponse(session_id=session.session_id)
 
-    async def load_session(self, cwd: str, session_id: str, **_: Any) -> Any:
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> Any:
         from acp import update_agent_message_text, update_user_message_text
         from acp.schema import LoadSessionResponse
 
@@ -207,7 +218,7 @@ class HeraldAcpAgent:
             from acp import RequestError
 
             raise RequestError.invalid_params({"session_id": str(exc).strip("'\"")}) from None
-        session = await asyncio.to_thread(self._open, cwd, resolved)
+        session = await asyncio.to_thread(self._open, cwd, resolved, mcp_servers)
         for message in await asyncio.to_thread(self.store.get_messages, resolved):
             if not message.content or message.role not in ("user", "assistant"):
                 continue
@@ -219,15 +230,37 @@ class HeraldAcpAgent:
             await self.conn.session_update(session_id=session.session_id, update=update)
         return LoadSessionResponse()
 
-    def _open(self, cwd: str, session_id: str | None) -> AcpSession:
+    def _open(
+        self, cwd: str, session_id: str | None, mcp_servers: list[Any] | None = None
+    ) -> AcpSession:
         from herald.mcp.server import open_session_agent
 
         agent, registry, session_id = open_session_agent(
-            self.settings, self.store, source="acp", session_id=session_id, cwd=cwd
+            self._with_editor_servers(mcp_servers, cwd),
+            self.store,
+            source="acp",
+            session_id=session_id,
+            cwd=cwd,
         )
         session = AcpSession(session_id=session_id, agent=agent, registry=registry, cwd=cwd)
         self.sessions[session_id] = session
         return session
+
+    def _with_editor_servers(self, mcp_servers: list[Any] | None, cwd: str) -> Settings:
+        """The settings for one session: the configured MCP servers plus the editor's."""
+        if not mcp_servers:
+            return self.settings
+        import dataclasses
+
+        from herald.acp.servers import editor_servers
+
+        config = self.settings.config.model_copy(deep=True)
+        configured = config.mcp.servers
+        config.mcp.servers = {
+            **configured,
+            **editor_servers(mcp_servers, cwd=cwd, taken=set(configured)),
+        }
+        return dataclasses.replace(self.settings, config=config)
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
