@@ -228,3 +228,35 @@ async def test_request_response_platforms_never_ask_a_human(
     assert "no one can approve it here" in str(
         fake_llm.model_requests()[-1].messages[-1]["content"]
     )
+
+
+async def test_kanban_shows_what_waits_for_the_owner_and_takes_their_answer(
+    start_gateway, fake_llm
+) -> None:
+    from herald.kanban import ClaimOwner, NewTask, Status, open_board
+
+    runner, chat = await start_gateway()
+    settings = runner.settings_for("default")
+    with open_board(settings.config, settings.home, settings.secrets) as board:
+        review = board.add(NewTask("draft the release notes"))
+        lease = board.claim(ClaimOwner("worker", "here"), 60, task_id=review.id)
+        board.request_review(review.id, "notes are in NOTES.md", lease=lease, author="worker")
+        stuck = board.add(NewTask("renew the certificate"))
+        lease = board.claim(ClaimOwner("worker", "here"), 60, task_id=stuck.id)
+        board.block(stuck.id, "needs the registrar password", lease=lease, author="worker")
+        board.add(NewTask("later"))
+
+    listing = (await chat.inject("/kanban")).text
+    assert f"#{review.id} draft the release notes — in review: notes are in NOTES.md" in listing
+    assert f"#{stuck.id} renew the certificate — blocked: needs the registrar password" in listing
+    assert "Also: 1 todo" in listing
+
+    assert "it is done" in (await chat.inject(f"/kanban approve {review.id} looks good")).text
+    assert "it is todo" in (await chat.inject(f"/kanban unblock #{stuck.id} password added")).text
+    refused = (await chat.inject(f"/kanban approve {stuck.id}")).text
+    assert "review" in refused  # not in review any more: the board says why
+    assert "Usage: /kanban" in (await chat.inject("/kanban reject 1")).text  # no reason
+    with open_board(settings.config, settings.home, settings.secrets) as board:
+        assert board.show(review.id).status is Status.DONE
+        assert board.show(stuck.id).status is Status.TODO
+    assert fake_llm.model_requests() == []  # commands never reach the model

@@ -226,8 +226,12 @@ def test_block_unblock_review_approve_reject(board):
     board.request_review(task.id, "lighter now", lease=lease, author="b")
     approved = board.approve(task.id, author="owner")
     assert approved.status is Status.DONE and approved.attempts == 0
-    with pytest.raises(InvalidTransition, match="not review"):
-        board.approve(task.id, author="owner")
+    with pytest.raises(
+        InvalidTransition, match="is done, not in review; there is nothing to approve"
+    ):
+        board.approve(task.id, author="owner", note="looks good")
+    with pytest.raises(InvalidTransition, match="not blocked; there is nothing to unblock"):
+        board.unblock(task.id, author="owner", note="fixed it")
 
 
 def test_dead_workers_on_this_host_are_reclaimed(board):

@@ -48,6 +48,6 @@ def test_the_owner_runs_the_board_from_the_terminal(tmp_path):
     shown = _herald(home, "show", "1")
     assert "result: slides in talk.pdf" in shown and "keep it under 20 minutes" in shown
     out = _herald(home, "approve", "2", code=1)
-    assert "task 2 is todo, not review" in out
+    assert "task 2 is todo, not in review; there is nothing to approve" in out
     assert "unknown status" in _herald(home, "list", "--status", "doing", code=2)
     assert "no task 9" in _herald(home, "show", "9", code=1)

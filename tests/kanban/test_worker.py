@@ -195,9 +195,7 @@ def test_a_bad_dsn_never_shows_its_password(tmp_path):
     assert "cannot connect" in str(info.value) and "s3cretpw" not in str(info.value)
 
 
-def test_a_worker_stops_before_its_cost_cap_and_blocks_the_task_for_a_human(
-    kanban_home, fake_llm
-):
+def test_a_worker_stops_before_its_cost_cap_and_blocks_the_task_for_a_human(kanban_home, fake_llm):
     from herald.testing.fake_llm import FakeUsage
 
     dollar = FakeUsage(prompt_tokens=100, completion_tokens=1000)  # $1 at the price below

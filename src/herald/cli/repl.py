@@ -360,6 +360,13 @@ def _cmd_agents(repl: Repl, arg: str) -> None:
         repl._print(f"  {line}")
 
 
+def _cmd_kanban(repl: Repl, arg: str) -> None:
+    from herald.kanban.chat import kanban_command
+
+    for line in kanban_command(repl.settings, arg).splitlines():
+        repl._print(f"  {line}")
+
+
 HANDLERS: dict[str, Callable[[Repl, str], None]] = {
     "help": _cmd_help,
     "new": _cmd_new,
@@ -369,6 +376,7 @@ HANDLERS: dict[str, Callable[[Repl, str], None]] = {
     "compress": _cmd_compress,
     "model": _cmd_model,
     "agents": _cmd_agents,
+    "kanban": _cmd_kanban,
     "exit": _cmd_exit,
 }
 COMMANDS = {c.name: c for c in commands_for("cli")}

@@ -36,6 +36,12 @@ COMMANDS: dict[str, CommandSpec] = {
             while_busy=True,
         ),
         CommandSpec(
+            "kanban",
+            "/kanban [approve ID|reject ID WHY|unblock ID]",
+            "board tasks waiting for you; answer one",
+            while_busy=True,
+        ),
+        CommandSpec(
             "approve",
             "/approve [session|always]",
             "allow the command waiting for approval",

@@ -101,6 +101,13 @@ async def cmd_agents(runner: CommandRunner, slot: SessionSlot, item: WorkItem, a
     return agents_command(runner.sessions.session_id(slot.key), arg)
 
 
+async def cmd_kanban(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+    from herald.kanban.chat import kanban_command
+
+    settings = runner.settings_for(slot.profile)
+    return await asyncio.to_thread(kanban_command, settings, arg)  # the board may be remote
+
+
 def _approval_choice(arg: str) -> str | None:
     word = arg.strip().lower()
     return {"": "once", "once": "once", "session": "session", "always": "always"}.get(word)
@@ -191,6 +198,7 @@ HANDLERS: dict[str, Handler] = {
     "steer": cmd_steer,
     "usage": cmd_usage,
     "agents": cmd_agents,
+    "kanban": cmd_kanban,
     "approve": cmd_approve,
     "deny": cmd_deny,
     "new": cmd_new,

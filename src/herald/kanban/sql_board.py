@@ -442,16 +442,20 @@ class SqlBoard(Board):
         return self._finish(task_id, Status.REVIEW, summary, lease, author, False)
 
     def unblock(self, task_id: int, *, author: str, note: str = "") -> Task:
-        return self._move(task_id, Status.BLOCKED, Status.TODO, author, note or "unblocked")
+        return self._move(
+            task_id, Status.BLOCKED, Status.TODO, author, note or "unblocked", "unblock"
+        )
 
     def approve(self, task_id: int, *, author: str, note: str = "") -> Task:
-        return self._move(task_id, Status.REVIEW, Status.DONE, author, note or "approved")
+        return self._move(
+            task_id, Status.REVIEW, Status.DONE, author, note or "approved", "approve"
+        )
 
     def reject(self, task_id: int, reason: str, *, author: str) -> Task:
         if not reason.strip():
             raise KanbanError("say what is wrong, so the next worker can fix it")
         return self._move(
-            task_id, Status.REVIEW, Status.TODO, author, f"changes requested: {reason}"
+            task_id, Status.REVIEW, Status.TODO, author, f"changes requested: {reason}", "reject"
         )
 
     def task_for_session(self, session_id: str) -> Task | None:
@@ -506,12 +510,15 @@ class SqlBoard(Board):
             self._note(q, task_id, author, f"{label}{extra}: {text}", now)
         return self.show(task_id)
 
-    def _move(self, task_id: int, frm: Status, to: Status, author: str, note: str) -> Task:
+    def _move(
+        self, task_id: int, frm: Status, to: Status, author: str, note: str, action: str
+    ) -> Task:
         with self.transaction(write=True) as q:
             row = self._row(q, task_id, lock=True)
             if row["status"] != frm.value:
+                wanted = "in review" if frm is Status.REVIEW else frm.value
                 raise InvalidTransition(
-                    f"task {task_id} is {row['status']}, not {frm}; nothing to {note.split(':')[0]}"
+                    f"task {task_id} is {row['status']}, not {wanted}; there is nothing to {action}"
                 )
             now = self.clock()
             q(
