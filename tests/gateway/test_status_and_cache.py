@@ -143,3 +143,25 @@ async def test_an_evicted_session_is_rebuilt_from_the_store(start_gateway, fake_
     again = await chat.inject("me again", chat_id="a")
     assert again.session_id == first.session_id
     assert len(fake_llm.model_requests()[-1].messages) >= 4  # its history came back
+
+
+async def test_every_sub_agent_keeps_its_own_line_in_the_status_message() -> None:
+    chat = LoopbackAdapter()
+    line = StatusLine(chat, "c", None, interval=0)
+    line.update("running delegate_task: three checks")
+    line.update("sub-agent 1 [running 2s] lint the repo · terminal · 1 tool call")
+    line.update("sub-agent 2 [running 2s] run the tests · 0 tool calls")
+    line.update("sub-agent 1 [done 5s] lint the repo · 3 tool calls")
+    line.update("sub-agent 3 [running 1s] check the docs · read_file · 2 tool calls")
+    await chat.wait_for(lambda a: bool(a.sent) and "sub-agent 3" in a.sent[0].text, timeout=2)
+    lines = chat.sent[0].text.splitlines()
+    assert lines == [
+        "⚙ running delegate_task: three checks",
+        "  sub-agent 1 [done 5s] lint the repo · 3 tool calls",  # updated in place
+        "  sub-agent 2 [running 2s] run the tests · 0 tool calls",
+        "  sub-agent 3 [running 1s] check the docs · read_file · 2 tool calls",
+    ]
+    line.update("running terminal: make")  # the parent's next step: the children's lines stay
+    await chat.wait_for(lambda a: "make" in a.sent[0].text, timeout=2)
+    assert chat.sent[0].text.splitlines()[0] == "⚙ running terminal: make"
+    assert len(chat.sent[0].text.splitlines()) == 4

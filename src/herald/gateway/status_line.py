@@ -5,6 +5,10 @@ spam). The first update is sent at once; later ones are coalesced so the message
 edited at most once per `interval` (platforms rate-limit edits), always ending on
 the latest text. `finalize` makes the last edit ("done · 3 tools · 12 s"); a turn
 too quick to post any status leaves no trace. Every text is redacted.
+
+Sub-agents (`delegate_task`) report one line each ("sub-agent 2 [running 4s] …");
+each keeps its own line under the parent's latest step, updated in place, so a
+fan-out of three shows all three rather than whichever spoke last.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import Callable
 
@@ -21,6 +26,9 @@ from herald.safety import redact
 log = logging.getLogger(__name__)
 
 MAX_STATUS_CHARS = 120
+MAX_CHILD_LINES = 8  # a bigger fan-out shows its latest children
+# The label `herald.delegation` starts a child's status line with.
+_CHILD_LINE = re.compile(r"^(sub-agent \S+) \[")
 _PREFERRED_ARGS = ("command", "path", "query", "url", "question", "pattern", "action")
 
 
@@ -67,6 +75,8 @@ class StatusLine:
         self.shown: str | None = None
         self.edits = 0
         self._latest: str | None = None
+        self._step: str | None = None  # the parent's latest status
+        self._children: dict[str, str] = {}  # sub-agent label -> its latest line
         self._last_write = 0.0
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -76,9 +86,21 @@ class StatusLine:
         """Called on the event loop; cheap, never blocks."""
         if not self.enabled or self._closed:
             return
-        self._latest = "⚙ " + shorten(text)
+        child = _CHILD_LINE.match(text)
+        if child is not None:
+            self._children[child.group(1)] = shorten(text)  # in place: lines never jump
+        else:
+            self._step = shorten(text)
+        self._latest = self._render()
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._flush())
+
+    def _render(self) -> str:
+        lines = list(self._children.values())
+        children = [f"  {line}" for line in lines[-MAX_CHILD_LINES:]]
+        if len(lines) > MAX_CHILD_LINES:
+            children.insert(0, f"  … {len(lines) - MAX_CHILD_LINES} earlier sub-agents")
+        return "\n".join(["⚙ " + (self._step or "working"), *children])
 
     async def _flush(self) -> None:
         while self._latest is not None and self._latest != self.shown and not self._closed:
