@@ -229,3 +229,51 @@ def test_a_platform_that_cannot_start_is_reported(gateway_settings) -> None:
     adapters, problems = load_adapters(settings)
     assert adapters == []
     assert problems and problems[0].startswith("api:")
+
+
+async def test_the_gateway_runs_the_cron_jobs_of_every_profile_it_serves(
+    gateway_settings, fake_llm, tmp_path
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from herald.cron import CronStore
+    from herald.cron.jobs import JobSpec, add_job
+
+    cron = {"cron": {"tick_seconds": 0.2}}
+    own = gateway_settings(extra=cron)
+    work = gateway_settings(
+        extra={**cron, "cron": {"tick_seconds": 0.2}},
+        root=tmp_path / "home" / "profiles" / "work",
+        profile="work",
+    )
+    off = gateway_settings(
+        extra={"cron": {"enabled": False}},
+        root=tmp_path / "home" / "profiles" / "quiet",
+        profile="quiet",
+    )
+    an_hour_ago = datetime.now(UTC) - timedelta(hours=1, minutes=5)
+    for settings, prompt in ((own, "default job"), (work, "work job"), (off, "quiet job")):
+        with CronStore.for_home(settings.home) as store:
+            add_job(
+                settings,
+                store,
+                "brief",
+                JobSpec(schedule="@hourly", prompt=prompt),
+                now=an_hour_ago,
+            )
+    fake_llm.default_reply = Reply.text("briefed")
+    runner = GatewayRunner({"default": own, "work": work, "quiet": off})
+    chat = LoopbackAdapter()
+    stop = asyncio.Event()
+    served = asyncio.ensure_future(serve(runner, [chat], home=own.home, stop=stop))
+
+    def ran(settings) -> bool:
+        with CronStore.for_home(settings.home) as store:
+            return any(r.status == "ok" for r in store.runs("brief"))
+
+    await eventually(lambda: ran(own) and ran(work), timeout=30)
+    stop.set()
+    assert await asyncio.wait_for(served, 30) == 0
+    prompts = " ".join(r.last_user_text for r in fake_llm.model_requests())
+    assert "default job" in prompts and "work job" in prompts
+    assert "quiet job" not in prompts  # cron.enabled: false in that profile

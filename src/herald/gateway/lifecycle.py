@@ -258,9 +258,9 @@ async def serve(
         allowed = config.auto_resume and guard.check_and_record()
         await resume_turns(runner, allowed=allowed, looped=config.auto_resume)
     chores = asyncio.ensure_future(_chores(runner, files, status))
-    cron = _start_cron(runner)
+    crons = _start_crons(runner)
     await stop.wait()
-    if cron is not None:
+    for cron in crons:
         await cron.stop()
     log.info("stopping: draining running turns (up to %.0f s)", config.drain_seconds)
     status.state = "draining"
@@ -279,12 +279,11 @@ async def serve(
     return 0
 
 
-def _start_cron(runner: GatewayRunner) -> Any:
-    """The scheduler of the gateway's own profile (`cron.enabled`), delivering through
-    the runner's ledger; None when switched off or when it cannot start."""
-    settings = runner.settings
-    if not settings.config.cron.enabled:
-        return None
+def _start_crons(runner: GatewayRunner) -> list[Any]:
+    """A scheduler for every served profile with `cron.enabled`, each ticking its own
+    profile's jobs (the cron store claims each occurrence once, so a profile another
+    process schedules too never runs a job twice), delivering through the runner's ledger.
+    A profile whose scheduler cannot start is logged; the others and the chats go on."""
     from herald.cron.daemon import GatewayCron
     from herald.cron.targets import SendOutcome
 
@@ -299,14 +298,24 @@ def _start_cron(runner: GatewayRunner) -> Any:
         )
         return SendOutcome(ok=report.ok, dead=report.dead, error=report.error)
 
-    try:
-        cron = GatewayCron(settings, send)
-        cron.start()
-    except Exception as exc:  # the chats keep working without the scheduler
-        log.error("the cron scheduler could not start: %s", exc)
-        return None
-    log.info("cron scheduler started")
-    return cron
+    started: list[Any] = []
+    for profile in sorted(runner.served):
+        try:
+            settings = runner.settings_for(profile)
+        except Exception as exc:  # a profile that no longer loads
+            log.error("no cron scheduler for profile %s: %s", profile, exc)
+            continue
+        if not settings.config.cron.enabled:
+            continue
+        try:
+            cron = GatewayCron(settings, send)
+            cron.start()
+        except Exception as exc:  # the chats keep working without the scheduler
+            log.error("the cron scheduler of profile %s could not start: %s", profile, exc)
+            continue
+        log.info("cron scheduler started for profile %s", profile)
+        started.append(cron)
+    return started
 
 
 async def _chores(runner: GatewayRunner, files: RunFiles, status: GatewayStatus) -> None:
