@@ -44,7 +44,9 @@ def test_wrong_type_names_file_key_expected_and_found(tmp_path):
 
 def test_out_of_range_value(tmp_path):
     path = write(tmp_path / "config.yaml", "agent:\n  max_iterations: 0\n")
-    with pytest.raises(ConfigError, match=r"agent\.max_iterations: expected .*greater than or equal to 1, found 0"):
+    with pytest.raises(
+        ConfigError, match=r"agent\.max_iterations: expected .*greater than or equal to 1, found 0"
+    ):
         load_config(path)
 
 
@@ -80,7 +82,11 @@ def test_set_value_validates_before_writing(tmp_path):
     set_value(path, "agent.max_iterations", "12")
     set_value(path, "model.stream", "false")
     config = load_config(path)
-    assert (config.model.name, config.agent.max_iterations, config.model.stream) == ("gpt-test", 12, False)
+    assert (config.model.name, config.agent.max_iterations, config.model.stream) == (
+        "gpt-test",
+        12,
+        False,
+    )
     before = path.read_text()
     with pytest.raises(ConfigError, match=r"agent\.max_iterations"):
         set_value(path, "agent.max_iterations", "-3")
@@ -198,3 +204,14 @@ def test_the_old_max_turns_key_still_works_with_a_deprecation_notice(tmp_path, c
     assert config.agent.max_iterations == 7
     assert "agent.max_turns is deprecated" in caplog.text
     assert "agent.max_iterations" in caplog.text
+
+
+def test_the_old_cron_and_kanban_keys_still_work(tmp_path, caplog):
+    path = write(
+        tmp_path / "config.yaml", "cron:\n  max_turns: 5\nkanban:\n  worker_max_turns: 6\n"
+    )
+    with caplog.at_level("WARNING", logger="herald.config"):
+        config = load_config(path)
+    assert (config.cron.max_iterations, config.kanban.worker_max_iterations) == (5, 6)
+    assert "cron.max_turns is deprecated; rename it to cron.max_iterations" in caplog.text
+    assert "kanban.worker_max_turns is deprecated" in caplog.text

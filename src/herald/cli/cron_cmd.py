@@ -50,7 +50,9 @@ CatchUpOpt = Annotated[
 TzOpt = Annotated[str | None, typer.Option("--tz", help="IANA time zone, e.g. Europe/Berlin")]
 ToolsetOpt = Annotated[str | None, typer.Option(help="toolset bundle (default herald-cron)")]
 ModelOpt = Annotated[str | None, typer.Option(help="model name for this job")]
-TurnsOpt = Annotated[int | None, typer.Option("--max-turns", help="model calls per run")]
+TurnsOpt = Annotated[
+    int | None, typer.Option("--max-iterations", "--max-turns", help="model calls per run")
+]
 BudgetOpt = Annotated[
     int | None, typer.Option("--budget-tokens", help="tokens this job may use per 24 h")
 ]
@@ -106,7 +108,7 @@ def _job_lines(job: Job) -> list[str]:
     for label, value in (
         ("skills", ", ".join(job.skills)), ("allowed commands", ", ".join(job.allow)),
         ("script", job.script), ("toolset", job.toolset),
-        ("model", job.model), ("max turns", job.max_turns), ("budget tokens/24h", job.budget_tokens),
+        ("model", job.model), ("max iterations", job.max_turns), ("budget tokens/24h", job.budget_tokens),
         ("jitter seconds", job.jitter_seconds or None),
     ):  # fmt: skip
         if value:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from herald.config.strict import StrictModel
+from herald.config.strict import StrictModel, renamed_key
 
 
 class CronConfig(StrictModel):
@@ -32,7 +32,15 @@ class CronConfig(StrictModel):
         description="where results go when a job names no target: log, file:PATH, PLATFORM:CHAT",
     )
     toolset: str = Field("herald-cron", description="the toolset bundle jobs run with")
-    max_turns: int = Field(30, ge=1, description="model calls allowed per run (a job may lower it)")
+    max_iterations: int = Field(
+        30, ge=1, description="model calls allowed per run (a job may lower it)"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_max_turns(cls, data: Any) -> Any:
+        return renamed_key(data, "max_turns", "max_iterations", "cron")
+
     script_timeout_seconds: float = Field(60.0, gt=0, description="limit for a pre-run script")
     timezone: str | None = Field(
         None, description="IANA zone for jobs that name none; unset = this machine's zone"

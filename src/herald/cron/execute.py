@@ -54,7 +54,7 @@ def execute_job(
     cron = settings.config.cron
     cwd = Path(cron.cwd).expanduser() if cron.cwd else Path(settings.home.cron_dir) / "work"
     cwd.mkdir(parents=True, exist_ok=True)
-    max_turns = min(job.max_turns or cron.max_turns, cron.max_turns)
+    max_turns = min(job.max_turns or cron.max_iterations, cron.max_iterations)
     options = AgentOptions(
         source="cron",
         platform="cron",
