@@ -66,7 +66,14 @@
   async function loadChats() {
     const q = $("search").value.trim();
     const mine = ++chatsRequest;
-    const body = await api("/api/chats" + (q ? "?q=" + encodeURIComponent(q) : ""));
+    let body;
+    try {
+      body = await api("/api/chats" + (q ? "?q=" + encodeURIComponent(q) : ""));
+    } catch (error) {
+      if (mine !== chatsRequest) return;
+      $("chat-list").replaceChildren(el("li", "notice error", (q ? "Search failed: " : "Could not load the chats: ") + error.message));
+      return;
+    }
     if (mine !== chatsRequest) return;  // a newer list (another search) is on its way
     const list = $("chat-list");
     list.replaceChildren();
