@@ -130,7 +130,7 @@
     const line = $("chat-status");
     if (!status) { line.textContent = ""; return; }
     line.textContent = [status.model, (status.prompt_tokens + status.completion_tokens) + " tokens",
-      status.api_calls + " calls", money(status.cost_usd), "cache " + Math.round((status.cache_hit_rate || 0) * 100) + "%"]
+      status.api_calls + (status.api_calls === 1 ? " call" : " calls"), money(status.cost_usd), "cache " + Math.round((status.cache_hit_rate || 0) * 100) + "%"]
       .filter(Boolean).join(" · ");
   }
   function setRunning(running) {
