@@ -53,6 +53,7 @@ def test_cap_ends_the_turn_before_the_call_and_resumes_when_raised(
     assert refused.exit_reason is ExitReason.SPEND_LIMIT_REACHED
     assert len(fake_llm.model_requests()) == 1  # the refused call was never sent
     assert f"budget.{key}" in refused.error
+    assert refused.spend_cap == f"budget.{key}"
     assert f"was spent {scope}" in refused.error
     assert f"herald config set budget.{key}" in refused.error
     # Nothing lost: the refused turn's message is stored and comes back on resume.

@@ -56,13 +56,6 @@ def with_turn_cap(settings: Settings, usd: float) -> Settings:
     return dataclasses.replace(settings, config=config)
 
 
-def turn_cap_stopped(result: object) -> bool:
-    """A turn ended because a call would have passed `budget.turn_usd`."""
-    error = getattr(result, "error", None) or ""
-    reason = getattr(getattr(result, "exit_reason", None), "value", "")
-    return reason == "spend_limit_reached" and "budget.turn_usd" in error
-
-
 def load_settings(profile: str | None = None) -> Settings:
     home = resolve_home(profile)
     config = load_config(home.config_path)
@@ -92,7 +85,6 @@ __all__ = [
     "read_raw",
     "resolve_home",
     "set_value",
-    "turn_cap_stopped",
     "validate",
     "validate_profile_name",
     "with_turn_cap",

@@ -53,6 +53,7 @@ class TurnResult:
     usage: Usage = field(default_factory=Usage)
     estimated_cost_usd: float | None = None
     error: str | None = None  # a short human sentence when the turn failed
+    spend_cap: str | None = None  # with spend_limit_reached: the cap's key ("budget.turn_usd")
     leftover_steer: str | None = None
 
     @property

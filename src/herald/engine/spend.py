@@ -170,6 +170,7 @@ def check_caps(ctx: TurnContext, turn: TurnState, split: RequestSplit) -> str | 
     for cap, spent, extra in _standing(ctx.store, caps, estimate_call(ctx, split)):
         if spent + extra > cap.limit:
             log.warning("spend cap %s reached: %.6f spent of %.6f", cap.key, spent, cap.limit)
+            turn.spend_cap = cap.key
             return refusal(cap, spent, extra)
         _warn(ctx, turn, cap, spent)
     return None

@@ -107,6 +107,7 @@ def finalize(ctx: TurnContext, turn: TurnState) -> tuple[TurnResult, Background]
         usage=turn.usage,
         estimated_cost_usd=turn.cost_usd,
         error=turn.error,
+        spend_cap=turn.spend_cap,
         leftover_steer=ctx.steer.close(),
     )
     return result, Background(review, curator)

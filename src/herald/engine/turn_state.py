@@ -29,6 +29,7 @@ class TurnState:
     # caps' warnings already given.
     request_split: RequestSplit | None = None
     spend_warnings: set[tuple[str, float]] = field(default_factory=set)
+    spend_cap: str | None = None  # the cap that refused a call ("budget.turn_usd")
 
     def add_cost(self, cost: float | None) -> None:
         if cost is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from herald.config import turn_cap_stopped, with_turn_cap
+from herald.config import with_turn_cap
 from herald.kanban import (
     HELD,
     KanbanError,
@@ -166,7 +166,7 @@ def _work(settings: Settings, board: Board, task_id: int, token: str, ttl: float
         after.lease_token == token
         and after.status in HELD
         and cap is not None
-        and turn_cap_stopped(result)
+        and result.spend_cap == "budget.turn_usd"
     ):
         # Another attempt would only spend the same again: a human decides.
         reason = (

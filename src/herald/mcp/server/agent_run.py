@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from herald.config import turn_cap_stopped, with_turn_cap
+from herald.config import with_turn_cap
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -332,7 +332,7 @@ class AgentRunner:
             raise
         await asyncio.shield(asyncio.to_thread(_close, run))
         exit_reason, error = result.exit_reason.value, result.error
-        if run.cost_hit or (run.max_cost_usd is not None and turn_cap_stopped(result)):
+        if run.cost_hit or (run.max_cost_usd is not None and result.spend_cap == "budget.turn_usd"):
             exit_reason = "cost_budget_exhausted"
             error = (
                 f"max_cost_usd (${run.max_cost_usd:.2f}) would be passed, so Herald stopped "
