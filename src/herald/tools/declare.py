@@ -28,6 +28,8 @@ import typing
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
+from pydantic import Field
+
 from herald.tools.registry import (
     DEFAULT_MAX_RESULT_CHARS,
     ToolArgumentError,
@@ -35,6 +37,10 @@ from herald.tools.registry import (
     ToolSpec,
     check_path_arguments,
 )
+
+# A true/false argument: strict, so after coercion ("true" -> True) 1 or "yes" is refused
+# with a clear error instead of being read as false.
+Flag = Annotated[bool, Field(strict=True)]
 
 _ARGS_HEADER = re.compile(r"^\s*(Args|Arguments|Parameters):\s*$", re.IGNORECASE)
 _ARG_LINE = re.compile(r"^\s{2,}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.+)$")
@@ -125,7 +131,7 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
 def _schema_from_signature(
     tool_name: str, fn: Callable[..., Any], arg_docs: dict[str, str]
 ) -> tuple[dict[str, Any], Callable[[dict[str, Any]], dict[str, Any]]]:
-    from pydantic import ConfigDict, Field, ValidationError, create_model
+    from pydantic import ConfigDict, ValidationError, create_model
 
     hints = typing.get_type_hints(fn, include_extras=True)
     params = list(inspect.signature(fn).parameters.values())
@@ -258,4 +264,4 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
-__all__ = ["tool"]
+__all__ = ["Flag", "tool"]

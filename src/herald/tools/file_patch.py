@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Annotated
 
-from pydantic import Field
-
-from herald.tools.declare import tool
+from herald.tools.declare import Flag, tool
 from herald.tools.file_common import TextFile, read_text, require_environment, resolve_path
 from herald.tools.file_diff import DiffError, apply_unified_diff
 from herald.tools.registry import ToolArgumentError, ToolContext
@@ -30,10 +27,6 @@ MAX_MESSAGE_CHARS = 1800
 PREVIEW_LINES = 40
 PREVIEW_CHARS = 3000
 _SCAN_BUDGET = 3_000_000  # characters compared when looking for near misses
-
-# After coercion ("true" -> True) only a real boolean: 1 or "yes" is refused, not read
-# as false.
-Flag = Annotated[bool, Field(strict=True)]
 
 
 def _line_of(text: str, index: int) -> int:

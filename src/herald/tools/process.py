@@ -20,12 +20,11 @@ from pydantic import Field
 from herald.config import HeraldConfig
 from herald.environments import BackgroundProcess, EnvironmentConnectionError
 from herald.safety import redact
-from herald.tools.declare import tool
+from herald.tools.declare import Flag, tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 from herald.tools.terminal import (
     TOOLSET,
     EnvironmentUnreachable,
-    Flag,
     Seconds,
     background_processes,
     capped_timeout,

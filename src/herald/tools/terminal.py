@@ -29,7 +29,7 @@ from herald.environments import (
     create_environment,
 )
 from herald.safety import redact
-from herald.tools.declare import tool
+from herald.tools.declare import Flag, tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 from herald.tools.terminal_approval import CommandRefused, gate_command
 from herald.tools.terminal_output import render_exec_result
@@ -53,8 +53,6 @@ RESULT_CAP = MAX_OUTPUT_CHARS_LIMIT + 20_000
 # Whole seconds; strict so that `true` is not taken for 1 (the registry's coercion
 # has already turned "30" and 30.0 into 30). The upper bound comes from the config.
 Seconds = Annotated[int, Field(ge=1, strict=True)]
-# Strict so that only true/false (or their strings, coerced) count, not "yes" or 1.
-Flag = Annotated[bool, Field(strict=True)]
 
 
 class EnvironmentUnreachable(CommandRefused):
