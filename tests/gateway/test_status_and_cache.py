@@ -165,3 +165,11 @@ async def test_every_sub_agent_keeps_its_own_line_in_the_status_message() -> Non
     await chat.wait_for(lambda a: "make" in a.sent[0].text, timeout=2)
     assert chat.sent[0].text.splitlines()[0] == "⚙ running terminal: make"
     assert len(chat.sent[0].text.splitlines()) == 4
+
+
+def test_a_childs_own_status_line_is_recognised_as_that_child() -> None:
+    from herald.delegation.board import ChildRecord, child_of
+
+    record = ChildRecord(id="2", index=1, goal="run the tests", parent_session_id="s")
+    assert child_of(record.line()) == record.label == "sub-agent 2"
+    assert child_of("running terminal: make") is None

@@ -11,6 +11,7 @@ ones end as ``not_started`` and new calls are refused until it is resumed.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,6 +20,17 @@ from typing import Any
 RUNNING = "running"
 QUEUED = "queued"
 FINISHED = frozenset({"done", "timed_out", "stopped", "interrupted", "failed", "not_started"})
+
+
+LABEL = "sub-agent"  # how a child is named in status lines: "sub-agent 2"
+_LINE = re.compile(rf"^({LABEL} \S+) \[")
+
+
+def child_of(status: str) -> str | None:
+    """The child a status text is the `ChildRecord.line()` of ("sub-agent 2"), or None
+    (a surface showing one status keeps a line per child with this)."""
+    match = _LINE.match(status)
+    return match.group(1) if match else None
 
 
 @dataclass
@@ -40,7 +52,7 @@ class ChildRecord:
 
     @property
     def label(self) -> str:
-        return f"sub-agent {self.id}"
+        return f"{LABEL} {self.id}"
 
     def elapsed(self) -> float:
         if self.started_at is None:
@@ -132,4 +144,4 @@ class Board:
 # The process's board: every surface and every delegate_task call of this process share it.
 board = Board()
 
-__all__ = ["FINISHED", "QUEUED", "RUNNING", "Board", "ChildRecord", "board"]
+__all__ = ["FINISHED", "LABEL", "QUEUED", "RUNNING", "Board", "ChildRecord", "board", "child_of"]

@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
 from collections.abc import Callable
 
+from herald.delegation.board import child_of
 from herald.gateway.contracts import PlatformAdapter
 from herald.safety import redact
 
@@ -27,8 +27,6 @@ log = logging.getLogger(__name__)
 
 MAX_STATUS_CHARS = 120
 MAX_CHILD_LINES = 8  # a bigger fan-out shows its latest children
-# The label `herald.delegation` starts a child's status line with.
-_CHILD_LINE = re.compile(r"^(sub-agent \S+) \[")
 _PREFERRED_ARGS = ("command", "path", "query", "url", "question", "pattern", "action")
 
 
@@ -86,9 +84,9 @@ class StatusLine:
         """Called on the event loop; cheap, never blocks."""
         if not self.enabled or self._closed:
             return
-        child = _CHILD_LINE.match(text)
+        child = child_of(text)
         if child is not None:
-            self._children[child.group(1)] = shorten(text)  # in place: lines never jump
+            self._children[child] = shorten(text)  # in place: lines never jump
         else:
             self._step = shorten(text)
         self._latest = self._render()
