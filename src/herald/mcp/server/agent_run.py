@@ -332,7 +332,11 @@ class AgentRunner:
             raise
         await asyncio.shield(asyncio.to_thread(_close, run))
         exit_reason, error = result.exit_reason.value, result.error
-        if run.cost_hit or (run.max_cost_usd is not None and result.spend_cap == "budget.turn_usd"):
+        configured = self.settings.config.budget.turn_usd
+        own_cap = run.max_cost_usd is not None and (
+            configured is None or run.max_cost_usd <= configured
+        )  # else the config's lower budget.turn_usd stopped it, and its error says so
+        if run.cost_hit or (own_cap and result.spend_cap == "budget.turn_usd"):
             exit_reason = "cost_budget_exhausted"
             error = (
                 f"max_cost_usd (${run.max_cost_usd:.2f}) would be passed, so Herald stopped "
