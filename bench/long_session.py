@@ -14,8 +14,13 @@ process would: the multi-turn scenario of issue 15); --prune turns on
 `context.tail_tokens` (how deep a compression cuts). `--deferred` prints the
 bytes per request of the default CLI tools with and without deferred schemas.
 
+`--big-file` is the scenario of issue 39: every turn reads one 300 KB file once
+(`read_file` returns ~50 KB of it); with `--resume` and the default window it prints
+compressions per turn, prompt bytes per turn, the bytes a prefix cache could not reuse
+and how many compressions saved under 20 % (a compression should never save nothing).
+
 Run: python bench/long_session.py [--turns 10] [--iterations 20] [--window 32000]
-     [--resume] [--prune TOKENS] [--tail TOKENS] [--deferred]
+     [--resume] [--prune TOKENS] [--tail TOKENS] [--deferred] [--big-file]
 """
 
 from __future__ import annotations
