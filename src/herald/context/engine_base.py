@@ -65,9 +65,9 @@ class ContextEngine(ABC):
     def set_overhead(self, tokens: int) -> None:  # noqa: B027 - an optional hook
         """What every request carries besides the history (system prompt, tools)."""
 
-    def tool_result_cap(self, reserved_tokens: int, results: int) -> int | None:
-        """Tokens each of `results` new tool results may keep, given that the current
-        turn's messages already take `reserved_tokens`; None: results are never cut."""
+    def tool_result_cap(self, results: int) -> int | None:
+        """Tokens each of a round's `results` new tool results may keep; None: results
+        are never cut."""
         return None
 
     def status(self) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Oversized tool results: cut the new result, not the history.
 
 A tool result that is larger than the room a compression makes (between where it lands
-and the threshold, less the turn's own messages) would make every later pressure check
+and the threshold) would make every later pressure check
 compress history that cannot shrink: the result sits in the protected tail. So a round's results are capped at
 record time: a result over its share is cut to a head and a tail excerpt around a note
 that says where the full text was saved (readable with `read_file`). The cut text is what
@@ -16,7 +16,6 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from herald.context import estimate_message_tokens
 from herald.engine.pressure import CHARS_PER_TOKEN, set_overhead
 
 if TYPE_CHECKING:
@@ -31,10 +30,7 @@ def tool_result_cap(ctx: TurnContext, results: int) -> int | None:
     """Characters each of this round's `results` may keep (None: no cap)."""
     if not set_overhead(ctx):
         return None
-    messages = ctx.transcript.messages
-    start = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
-    reserved = sum(estimate_message_tokens(m) for m in messages[start:])
-    tokens = ctx.context_engine.tool_result_cap(reserved, results)
+    tokens = ctx.context_engine.tool_result_cap(results)
     return None if tokens is None else int(tokens * CHARS_PER_TOKEN)
 
 

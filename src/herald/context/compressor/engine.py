@@ -148,13 +148,13 @@ class CompressorEngine(ContextEngine):
             return False  # the last attempt at this size would have saved too little
         return tokens >= self.threshold_tokens
 
-    def tool_result_cap(self, reserved_tokens: int, results: int) -> int | None:
+    def tool_result_cap(self, results: int) -> int | None:
         """Tokens each of `results` new tool results may take: their share of the room
         between where a compression lands (`target_fraction` of the threshold) and the
-        threshold, less what this turn already holds (`reserved_tokens`). Results that
-        fit there never force a compression that cannot shrink them (they sit in the
-        protected tail); a bigger one is cut by the turn engine instead."""
-        room = int(self.threshold_tokens * (1 - self.config.target_fraction)) - reserved_tokens
+        threshold. Results that fit there never force a compression that cannot shrink
+        them (they sit in the protected tail; everything older can be summarized); a
+        bigger one is cut by the turn engine instead."""
+        room = int(self.threshold_tokens * (1 - self.config.target_fraction))
         return max(self.config.tool_result_min_tokens, room // max(1, results))
 
     def compress(
