@@ -14,8 +14,13 @@ process would: the multi-turn scenario of issue 15); --prune turns on
 `context.tail_tokens` (how deep a compression cuts). `--deferred` prints the
 bytes per request of the default CLI tools with and without deferred schemas.
 
+`--big-file` is the scenario of issue 39: every turn reads one 300 KB file once
+(`read_file` returns ~50 KB of it); with `--resume` and the default window it prints
+compressions per turn, prompt bytes per turn, the bytes a prefix cache could not reuse
+and how many compressions saved under 20 % (a compression should never save nothing).
+
 Run: python bench/long_session.py [--turns 10] [--iterations 20] [--window 32000]
-     [--resume] [--prune TOKENS] [--tail TOKENS] [--deferred]
+     [--resume] [--prune TOKENS] [--tail TOKENS] [--deferred] [--big-file]
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import statistics
 import tempfile
 import time
@@ -39,7 +45,7 @@ def is_summarizer(req) -> bool:
     return bool(req.system) and req.system.startswith("You compress the history")
 
 
-def make_handler(iterations: int):
+def make_handler(iterations: int, read_file: str | None = None):
     state = {"round": 0, "n": 0}
 
     def handler(req):
@@ -50,6 +56,8 @@ def make_handler(iterations: int):
         if state["round"] < iterations:
             state["round"] += 1
             state["n"] += 1
+            if read_file is not None:
+                return Reply.tool_call("read_file", {"path": read_file})
             start = state["n"] * 1000
             return Reply.tool_call("terminal", {"command": f"seq {start} {start + 1600}"})
         return Reply.text("Finished this part.")
@@ -87,7 +95,14 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=None, help="context.threshold")
     parser.add_argument("--target", type=float, default=None, help="context.target_fraction")
     parser.add_argument("--deferred", action="store_true", help="tools with/without deferral")
+    parser.add_argument(
+        "--big-file",
+        action="store_true",
+        help="each turn reads one 300 KB file once (read_file returns ~50 KB of it)",
+    )
     args = parser.parse_args()
+    if args.big_file:
+        args.iterations = 1
     if args.deferred:
         deferred_bytes()
         return
@@ -96,6 +111,11 @@ def main() -> None:
     with FakeLLMServer() as server, tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp) / "work"
         work.mkdir()
+        big = None
+        if args.big_file:
+            big = work / "big.log"
+            line = "2026-12-01T10:00:00 INFO worker-7 processed batch with id {:08d} " + "x" * 60
+            big.write_text("\n".join(line.format(i) for i in range(2400)) + "\n")
         context: dict = {"tail_tokens": args.tail}
         if args.threshold is not None:
             context["threshold"] = args.threshold
@@ -113,7 +133,7 @@ def main() -> None:
             {"model": {"context_length": args.window}, "context": context},
         )
         settings = make_home(Path(tmp) / "home", config)
-        server.set_handler(make_handler(args.iterations))
+        server.set_handler(make_handler(args.iterations, str(big) if big else None))
         store = StateStore(settings.home.state_db)
 
         def new_agent(session_id: str | None = None) -> Agent:
@@ -127,13 +147,21 @@ def main() -> None:
 
         agent = new_agent()
         started = time.perf_counter()
+        per_turn: list[list[str]] = []
+        bytes_per_turn: list[int] = []
         for turn in range(args.turns):
+            seen = len(statuses)
+            sent = len(server.model_requests())
             if args.resume and turn > 0:
                 sid = agent.session_id
                 agent.close()
                 agent = new_agent(sid)
             result = agent.run_turn(f"Part {turn + 1}: list the next numbers and check them.")
             assert result.exit_reason is ExitReason.TEXT_RESPONSE, result.error
+            per_turn.append(statuses[seen:])
+            bytes_per_turn.append(
+                sum(len(r.raw) for r in server.model_requests()[sent:] if not is_summarizer(r))
+            )
         elapsed = time.perf_counter() - started
         requests = [r for r in server.model_requests() if not is_summarizer(r)]
         summaries = [r for r in server.model_requests() if is_summarizer(r)]
@@ -165,6 +193,21 @@ def main() -> None:
         f"  total prompt bytes sent: {raw_total:,} (largest request {max(len(r.raw) for r in requests):,})"
     )
     print(f"  compressions: {len(compressions)}")
+    savings = [int(m.group(1)) for s in compressions if (m := re.search(r"saved (-?\d+)%", s))]
+    per_turn_counts = [
+        sum(s.startswith("compressed the conversation") for s in statuses_of_turn)
+        for statuses_of_turn in per_turn
+    ]
+    print(f"  compressions per turn: {per_turn_counts}")
+    fresh = len(bodies[0]) + sum(len(cur) - n for n, cur in zip(shared, bodies[1:], strict=False))
+    print(
+        f"  rendered prompt bytes a prefix cache could not reuse: {fresh:,} of {sum(map(len, bodies)):,}"
+    )
+    print(f"  prompt bytes per turn: {bytes_per_turn}")
+    print(
+        f"  compressions that saved under 20%: {sum(1 for v in savings if v < 20)} "
+        f"(savings: {savings})"
+    )
     summary_bytes = sum(len(r.raw) for r in summaries)
     print(f"  summarizer request bytes: {summary_bytes:,} (main + summarizer: "
           f"{raw_total + summary_bytes:,})")  # fmt: skip

@@ -111,7 +111,7 @@ def test_compress_command(repl, fake_llm):
         lambda req: (
             Reply.text("## Goal\nx")
             if req.system and req.system.startswith("You compress")
-            else Reply.text("short reply")
+            else Reply.text("short reply " + "w" * 3000)  # enough for a summary to save
         )
     )
     for i in range(4):

@@ -51,7 +51,9 @@ def test_a_changed_prefix_is_reported_once_and_compression_is_not(make_agent, fa
     # Something rewrites an earlier message outside a compression (a bug, or a plugin).
     messages = agent.transcript.messages
     messages[0] = dataclasses.replace(messages[0], content="first (edited)", api_content=None)
-    fake_llm.enqueue(Reply.text("three"), Reply.text("four"))
+    # Long answers, so that a compression below has something to save (one that would
+    # make the history bigger is never applied).
+    fake_llm.enqueue(Reply.text("three " + "w" * 6000), Reply.text("four " + "w" * 6000))
     agent.run_turn("third")
     messages[2] = dataclasses.replace(messages[2], content="second (edited)", api_content=None)
     agent.run_turn("fourth")

@@ -142,7 +142,8 @@ def test_local_models_cost_nothing_and_config_prices_custom_ones(make_agent, fak
 
 
 def test_a_compression_summary_is_not_called_past_a_cap(make_agent, fake_llm):
-    fake_llm.enqueue(*(answer(f"a{n}") for n in range(4)))
+    # Long answers: a compression that would not shrink the history is never applied.
+    fake_llm.enqueue(*(answer(f"a{n} " + "w" * 4000) for n in range(4)))
     agent = make_agent(config=config(daily_usd=5.5), enabled_tools=("todo",))
     for n in range(4):
         agent.run_turn(f"q{n}")  # $4 spent; a summary's estimate (2000 tokens out) is $2

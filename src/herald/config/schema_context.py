@@ -33,6 +33,19 @@ class ContextConfig(StrictModel):
         "share of the threshold (lower = smaller requests, more compressions)",
     )
     summary_max_tokens: int = Field(2_000, gt=0)
+    min_saving: float = Field(
+        0.2,
+        ge=0,
+        lt=1,
+        description="apply a compression only if it saves at least this share of the prompt "
+        "(or the prompt does not fit the window); otherwise leave the history as it was",
+    )
+    tool_result_min_tokens: int = Field(
+        1_000,
+        gt=0,
+        description="a new tool result over its share of the room left is cut to a head and "
+        "tail excerpt (the full text is saved to a file); never below this many tokens",
+    )
     summary_timeout: float = Field(60.0, gt=0)
     tool_result_keep_chars: int = Field(200, ge=0, description="Phase 1 one-line summaries")
     tool_argument_max_chars: int = Field(2_000, gt=0)

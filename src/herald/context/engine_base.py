@@ -65,6 +65,11 @@ class ContextEngine(ABC):
     def set_overhead(self, tokens: int) -> None:  # noqa: B027 - an optional hook
         """What every request carries besides the history (system prompt, tools)."""
 
+    def tool_result_cap(self, results: int) -> int | None:
+        """Tokens each of a round's `results` new tool results may keep; None: results
+        are never cut."""
+        return None
+
     def status(self) -> dict[str, Any]:
         return {"name": self.name}
 

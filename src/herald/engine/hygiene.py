@@ -103,7 +103,7 @@ def run_hygiene(
     log.info("session %s: compressing before the turn (%s)", session_id, reason)
     ctx.callbacks.status("compressing a long conversation first")
     try:
-        changed = compress_history(ctx, force=True)
+        changed = compress_history(ctx, force=True, reason="threshold")
         error = None if changed else "nothing could be compressed"
     except Exception as exc:  # a broken summarizer or engine: cool down, go on with the turn
         changed, error = False, f"{type(exc).__name__}: {exc}"

@@ -179,7 +179,7 @@ def call_model(
                         )
                     ctx.callbacks.status("the model returned nothing; asking again")
                 case Recovery.COMPRESS:
-                    if compressed or not compress_history(ctx, force=True):
+                    if compressed or not compress_history(ctx, force=True, reason="fit"):
                         return stop
                     compressed = True
                     turn.budget.refund()  # the retry after compression is free

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from herald.context import estimate_text_tokens
 from herald.context.compressor.boundaries import SUMMARY_MARK
 from herald.engine.session import save_meta
 from herald.providers.message import Message
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from herald.engine.turn_context import TurnContext
 
 log = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 3.6  # the estimate the context package uses for schemas
 
 
 def current_tokens(ctx: TurnContext) -> int:
@@ -49,10 +52,13 @@ def relieve_pressure(ctx: TurnContext) -> bool:
     return changed
 
 
-def compress_history(ctx: TurnContext, *, focus: str | None = None, force: bool = False) -> bool:
-    """Run the context engine's compression and make its result the history."""
+def compress_history(
+    ctx: TurnContext, *, focus: str | None = None, force: bool = False, reason: str | None = None
+) -> bool:
+    """Run the context engine's compression and make its result the history. `reason`
+    names why a forced compression ran (``fit`` after an overflow, ``requested``)."""
     engine = ctx.context_engine
-    _set_overhead(ctx)
+    set_overhead(ctx)
     before = list(ctx.transcript.messages)
     after = engine.compress(before, focus=focus, force=force)
     if after is None or after is before:
@@ -66,8 +72,9 @@ def compress_history(ctx: TurnContext, *, focus: str | None = None, force: bool 
     report = engine.last_report
     if report is not None:
         ctx.callbacks.status(
-            f"compressed the conversation: ~{report.tokens_before:,} → ~{report.tokens_after:,} "
-            f"tokens (saved {report.saved_fraction:.0%}, {archived} messages archived)"
+            f"compressed the conversation ({reason or report.reason}): "
+            f"~{report.tokens_before:,} → ~{report.tokens_after:,} tokens "
+            f"(saved {report.saved_fraction:.0%}, {archived} messages archived)"
         )
         for warning in report.warnings:
             ctx.callbacks.status(warning)
@@ -80,13 +87,15 @@ def compress_history(ctx: TurnContext, *, focus: str | None = None, force: bool 
     return True
 
 
-def _set_overhead(ctx: TurnContext) -> None:
-    """The compressor measures its result including what every request carries."""
+def set_overhead(ctx: TurnContext) -> bool:
+    """Tell the context engine what every request carries besides the history (the
+    frozen system prompt and the tool schemas); False before the prompt exists."""
     prompt = ctx.session.system_prompt
-    if prompt is not None:
-        from herald.context import estimate_text_tokens
-
-        ctx.context_engine.set_overhead(estimate_text_tokens(prompt) + int(ctx.tools.chars / 3.6))
+    if prompt is None:
+        return False
+    overhead = estimate_text_tokens(prompt) + int(ctx.tools.chars / CHARS_PER_TOKEN)
+    ctx.context_engine.set_overhead(overhead)
+    return True
 
 
 def _keep_provider_notes(

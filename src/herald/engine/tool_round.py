@@ -24,6 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from herald.engine.oversize import cut_tool_result, tool_result_cap
 from herald.engine.repair import CANCELLED_RESULT, tool_result_message
 from herald.engine.steer import attach_steer
 from herald.providers import ToolCall
@@ -104,6 +105,7 @@ class _Round:
         self.guard = guard
         self.outcome = RoundOutcome()
         self.recorded = 0
+        self.cap: int | None = None  # characters each result may keep (set when run)
 
     @property
     def stopped(self) -> bool:
@@ -130,6 +132,7 @@ class _Round:
     # ---- running --------------------------------------------------------------------------
 
     def run(self) -> RoundOutcome:
+        self.cap = tool_result_cap(self.ctx, len(self.calls))
         segments = plan_tool_batch(self.calls, self.planning_cwd(), self.spec)
         for kind, members in segments:
             if kind == PARALLEL and not self.stopped:
@@ -200,6 +203,8 @@ class _Round:
             )
         else:
             content = result.content
+            if self.cap is not None:
+                content = cut_tool_result(self.ctx, call.id, content, self.cap)
             notes = self._observe(call, result)
         self.recorded += 1
         is_last = self.recorded == len(self.calls)

@@ -47,6 +47,9 @@ class CompressorState:
     misses: int = 0  # compressions in a row that did not get below the threshold
     tripped: bool = False
     prune_rearm_at: int = 0
+    # A compression that would have saved too little was not applied; do not try again
+    # (and pay another summary) until the prompt has grown past this many tokens.
+    retry_above: int = 0
 
 
 @dataclass
@@ -56,6 +59,7 @@ class CompressionReport:
     source: str  # model | fallback | cooldown
     compressions: int
     warnings: list[str] = field(default_factory=list)
+    reason: str = "threshold"  # fit (the prompt did not fit the window) | threshold | requested
 
     @property
     def saved_fraction(self) -> float:
@@ -99,6 +103,12 @@ class CompressorEngine(ContextEngine):
         return max(1, int(self.context_window * fraction) - reserve)
 
     @property
+    def fit_tokens(self) -> int:
+        """The largest prompt that still leaves the answer its reserve in the window."""
+        reserve = min(self.config.output_reserve_tokens, self.context_window // 8)
+        return max(1, self.context_window - reserve)
+
+    @property
     def tail_budget(self) -> int:
         return min(self.config.tail_tokens, int(self.context_window * self.config.tail_fraction))
 
@@ -134,19 +144,33 @@ class CompressorEngine(ContextEngine):
         tokens = prompt_tokens if prompt_tokens is not None else self.last_reported
         if tokens is None or self.state.tripped:
             return False
+        if tokens < self.fit_tokens and tokens < self.state.retry_above:
+            return False  # the last attempt at this size would have saved too little
         return tokens >= self.threshold_tokens
+
+    def tool_result_cap(self, results: int) -> int | None:
+        """Tokens each of `results` new tool results may take: their share of the room
+        between where a compression lands (`target_fraction` of the threshold) and the
+        threshold. Results that fit there never force a compression that cannot shrink
+        them (they sit in the protected tail; everything older can be summarized); a
+        bigger one is cut by the turn engine instead."""
+        room = int(self.threshold_tokens * (1 - self.config.target_fraction))
+        return max(self.config.tool_result_min_tokens, room // max(1, results))
 
     def compress(
         self, messages: list[Message], *, focus: str | None = None, force: bool = False
     ) -> list[Message]:
+        self.last_report = None
         before = self.estimate(messages)
+        must_fit = before >= self.fit_tokens
         bounds = self._choose_bounds(messages, force=force)
         if bounds is None:
-            self.last_report = None
             return messages
         head = messages[: bounds.head_end]
         middle = messages[bounds.head_end : bounds.tail_start]
         tail = messages[bounds.tail_start :]
+        if not (force or must_fit) and not self._could_pay(before, middle):
+            return messages
         previous = None
         for msg in middle:
             previous = sections_of_summary_message(msg) or previous
@@ -175,8 +199,27 @@ class CompressorEngine(ContextEngine):
             rebuilt.insert(len(head) + 1, bridge)
         rebuilt.extend(tail)
         after = self.estimate(rebuilt)
-        self._after_compression(before, after, source)
+        if after >= before or not (force or must_fit or self._pays(before, after)):
+            # Never apply a compression that saves nothing (or too little to be worth
+            # breaking the cached prefix): the history stays exactly as it was.
+            self.state.retry_above = int(before * (1 + self.config.min_saving))
+            log.info("compression not applied: ~%d -> ~%d tokens saves too little", before, after)
+            return messages
+        reason = "fit" if must_fit else ("requested" if force else "threshold")
+        self._after_compression(before, after, source, reason)
         return rebuilt
+
+    def _pays(self, before: int, after: int) -> bool:
+        return before > 0 and (before - after) / before >= self.config.min_saving
+
+    def _could_pay(self, before: int, middle: list[Message]) -> bool:
+        """Even a summary of nothing cannot save more than the middle it replaces: when
+        that is under the minimum, skip the summary call altogether."""
+        replaceable = sum(self.estimate_message(m) for m in middle)
+        if self._pays(before, before - replaceable):
+            return True
+        self.state.retry_above = int(before * (1 + self.config.min_saving))
+        return False
 
     def _choose_bounds(self, messages: list[Message], *, force: bool) -> Any:
         """The largest tail whose rebuilt history is predicted to land under the
@@ -270,8 +313,9 @@ class CompressorEngine(ContextEngine):
         fallback = fallback_sections(messages, goal=goal)
         return _redacted(merge_sections(previous, fallback)), source
 
-    def _after_compression(self, before: int, after: int, source: str) -> None:
+    def _after_compression(self, before: int, after: int, source: str, reason: str) -> None:
         self.state.compressions += 1
+        self.state.retry_above = 0
         if after >= self.threshold_tokens:
             self.state.misses += 1
             if self.state.misses >= 2:
@@ -290,7 +334,7 @@ class CompressorEngine(ContextEngine):
                 "from early on may be less accurate (/new starts fresh)"
             )
         self.last_report = CompressionReport(
-            before, after, source, self.state.compressions, warnings
+            before, after, source, self.state.compressions, warnings, reason
         )
 
 
