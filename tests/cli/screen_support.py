@@ -16,8 +16,10 @@ ROWS, COLS = 40, 100
 
 
 class Screen:
-    def __init__(self, cwd: Path, *args: str, env: dict[str, str] | None = None):
-        self.screen = pyte.Screen(COLS, ROWS)
+    def __init__(
+        self, cwd: Path, *args: str, env: dict[str, str] | None = None, cols: int = COLS
+    ):
+        self.screen = pyte.Screen(cols, ROWS)
         self.stream = pyte.ByteStream(self.screen)
         self.child = pexpect.spawn(
             sys.executable,
@@ -25,7 +27,7 @@ class Screen:
             cwd=str(cwd),
             env={**os.environ, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", **(env or {})},
             timeout=20,
-            dimensions=(ROWS, COLS),
+            dimensions=(ROWS, cols),
         )
 
     def pump(self, seconds: float = 0.05) -> None:

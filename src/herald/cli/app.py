@@ -136,4 +136,16 @@ def run() -> None:
     argv = hoist_global_options(sys.argv[1:])
     plugins_cmd.mount_plugin_commands(command, argv)  # only for a name Herald does not know
     tidy_help(command)
+    if not (sys.stdout.isatty() and sys.stderr.isatty()):
+        # In a pipe or a log, usage errors and help are plain text: no panels drawn in
+        # box characters, no colour codes.
+        _plain(command)
     command(args=argv)
+
+
+def _plain(command: object) -> None:
+    """No rich formatting for `command` and everything under it."""
+    if hasattr(command, "rich_markup_mode"):
+        command.rich_markup_mode = None
+    for sub in (getattr(command, "commands", None) or {}).values():
+        _plain(sub)

@@ -233,14 +233,19 @@ def list_jobs(
             write_stdout(
                 "no jobs yet; add one with: herald cron add NAME --schedule S --prompt P\n"
             )
-        for job in jobs:
-            run = last[job.name]
-            state = "active" if job.enabled else "paused"
-            outcome = f"{run.status} {_when(run.scheduled_for, job.tz)}" if run else "never run"
-            write_stdout(
-                f"{job.name:<20} {state:<7} {job.schedule_text:<18} next {_when(job.next_run, job.tz):<23}"
-                f" last {outcome:<30} -> {job.deliver}\n"
-            )
+        else:
+            from herald.cli.tables import Column, print_table
+
+            columns = [Column("job"), Column("state"), Column("schedule"), Column("next run"),
+                       Column("last run"), Column("delivers to", flex=True)]  # fmt: skip
+            rows = []
+            for job in jobs:
+                run = last[job.name]
+                state = "active" if job.enabled else "paused"
+                outcome = f"{run.status} {_when(run.scheduled_for, job.tz)}" if run else "never"
+                rows.append((job.name, state, job.schedule_text, _when(job.next_run, job.tz),
+                             outcome, job.deliver))  # fmt: skip
+            print_table(columns, rows)
         _report_scheduler(store)
 
 

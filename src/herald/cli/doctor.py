@@ -75,7 +75,7 @@ def check_provider(home, config, *, offline: bool) -> list[Check]:
     label = f"{endpoint.provider}:{endpoint.model}"
     if endpoint.base_url:
         label += f" at {endpoint.base_url}"
-    checks = [Check("provider", "ok", label)]
+    checks = [Check("provider", "ok", label), check_context_window(config, endpoint.model)]
     key = secrets.get(endpoint.key_env) if endpoint.key_env else None
     if endpoint.key_env and not key and endpoint.provider != "custom":
         checks.append(
@@ -94,6 +94,24 @@ def check_provider(home, config, *, offline: bool) -> list[Check]:
     fix = "" if result.ok else "check the base URL, the key and your network"
     checks.append(Check("reachability", status, result.detail, fix))
     return checks
+
+
+def check_context_window(config, model: str) -> Check:
+    """Said every time here (a one-shot says it once per model and home)."""
+    from herald.context import lookup_window, unknown_window_notice
+
+    if config.model.context_length:
+        return Check("context window", "ok", f"{config.model.context_length:,} tokens (config)")
+    window = lookup_window(model)
+    if window is not None:
+        return Check("context window", "ok", f"{window:,} tokens (known for {model})")
+    default = config.context.default_context_window
+    return Check(
+        "context window",
+        "warn",
+        unknown_window_notice(model, default),
+        "herald config set model.context_length N (N = the model's real window in tokens)",
+    )
 
 
 def check_local_model(config) -> Check:

@@ -90,10 +90,15 @@ def list_tasks(
     if not tasks:
         write_stdout("no tasks\n")
         return
+    from herald.cli.tables import Column, print_table
+
+    rows = []
     for t in tasks:
         extra = f" @{t.assignee}" if t.assignee != "any" else ""
         waits = f" (after {', '.join(f'#{b}' for b in t.blocked_by)})" if t.blocked_by else ""
-        write_stdout(f"#{t.id:<4} {t.status.value:<11} p{t.priority:<3} {t.title}{extra}{waits}\n")
+        rows.append((f"#{t.id}", t.status.value, f"p{t.priority}", f"{t.title}{extra}{waits}"))
+    columns = [Column("task"), Column("status"), Column("prio"), Column("title", flex=True)]
+    print_table(columns, rows)
 
 
 @app.command("show")
@@ -120,11 +125,15 @@ def board_view(ctx: typer.Context) -> None:
     """The board: a column per status."""
     from rich.console import Console
 
-    from herald.cli.kanban_view import board_table
+    from herald.cli.kanban_view import board_table, board_text
 
     with _board(ctx) as board:
         tasks = board.list()
-    Console(highlight=False).print(board_table(tasks))
+    console = Console(highlight=False)
+    if console.is_terminal:
+        console.print(board_table(tasks))
+    else:
+        write_stdout(board_text(tasks))
 
 
 @app.command("assign")

@@ -41,9 +41,8 @@ def _card(task: Task) -> str:
     return f"[bold]#{task.id}[/bold] {escape(task.title)}{tail}"
 
 
-def board_table(tasks: list[Task]) -> RenderableType:
-    from rich.table import Table
-
+def _grouped(tasks: list[Task]) -> tuple[dict[str, list[Task]], int]:
+    """Tasks per board column, and how many done ones are not shown."""
     grouped: dict[str, list[Task]] = {name: [] for name, _ in COLUMNS}
     for task in tasks:
         for name, statuses in COLUMNS:
@@ -51,6 +50,30 @@ def board_table(tasks: list[Task]) -> RenderableType:
                 grouped[name].append(task)
     hidden = max(0, len(grouped["done"]) - DONE_SHOWN)
     grouped["done"] = sorted(grouped["done"], key=lambda t: -t.updated_at)[:DONE_SHOWN]
+    return grouped, hidden
+
+
+def board_text(tasks: list[Task]) -> str:
+    """The board for a pipe or a file: a section per column, a task per line."""
+    from rich.text import Text
+
+    grouped, hidden = _grouped(tasks)
+    lines = []
+    for name, _ in COLUMNS:
+        count = len(grouped[name]) + (hidden if name == "done" else 0)
+        lines.append(f"{name} ({count})")
+        for task in grouped[name]:
+            card = Text.from_markup(_card(task)).plain.replace("\n", "  ")
+            lines.append(f"  {card}")
+        if name == "done" and hidden:
+            lines.append(f"  … {hidden} more")
+    return "\n".join(lines) + "\n"
+
+
+def board_table(tasks: list[Task]) -> RenderableType:
+    from rich.table import Table
+
+    grouped, hidden = _grouped(tasks)
     table = Table(expand=True, show_lines=True, pad_edge=False)
     for name, _ in COLUMNS:
         count = len(grouped[name]) + (hidden if name == "done" else 0)

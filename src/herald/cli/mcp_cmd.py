@@ -34,14 +34,17 @@ def list_servers(
     start: Annotated[
         bool, typer.Option("--start", help="start every enabled server to list its live tools")
     ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """The configured servers, their state and tools (without --start, lazy servers show
     the tools they listed last time)."""
-    from rich.console import Console
-    from rich.table import Table
+    from herald.cli.tables import Column, print_json, print_table
 
     settings = load(ctx)
     if not settings.config.mcp.servers:
+        if as_json:
+            print_json([])
+            return
         write_stdout(
             "No MCP servers are configured. Add one under mcp.servers in "
             f"{settings.home.config_path} (see the README: Adding an MCP server).\n"
@@ -52,12 +55,21 @@ def list_servers(
         statuses = manager.status(start=start)
     finally:
         manager.close()
-    table = Table("server", "transport", "state", "approve", "tools")
-    for status in statuses:
-        state = status.state + (f": {status.error}" if status.error else "")
-        tools = ", ".join(status.tools) if status.tools else "-"
-        table.add_row(status.name, status.transport, state, status.approve, tools)
-    Console(soft_wrap=True).print(table)
+    if as_json:
+        print_json([
+            {"name": s.name, "transport": s.transport, "state": s.state, "error": s.error,
+             "approve": s.approve, "tools": list(s.tools)}
+            for s in statuses
+        ])  # fmt: skip
+        return
+    rows = [
+        (s.name, s.transport, s.state + (f": {s.error}" if s.error else ""), s.approve,
+         ", ".join(s.tools) if s.tools else "-")
+        for s in statuses
+    ]  # fmt: skip
+    columns = [Column("server"), Column("transport"), Column("state", flex=True, fold=True),
+               Column("approve"), Column("tools", flex=True, fold=True)]  # fmt: skip
+    print_table(columns, rows)
 
 
 @app.command("test")

@@ -129,8 +129,13 @@ def run_oneshot(
         finally:
             agent.close()
     if exit_code_for(result) == EXIT_INTERRUPTED:
+        kept = (
+            f"the session is kept: herald chat -r {result.session_id}"
+            if result.session_id
+            else "nothing was stored"
+        )
         err_console().print(
-            f"interrupted; the session is kept: herald chat -r {result.session_id}",
+            f"interrupted; {kept}",
             style="yellow",
             markup=False,
             highlight=False,
@@ -148,5 +153,13 @@ def run_oneshot(
             markup=False,
             highlight=False,
         )
-    err_console().print(f"session {result.session_id}", style="dim", highlight=False)
+    if result.session_id:
+        err_console().print(f"session {result.session_id}", style="dim", highlight=False)
+    else:
+        err_console().print(
+            "nothing was stored: the turn ended before its session could be saved",
+            style="red",
+            markup=False,
+            highlight=False,
+        )
     return exit_code_for(result)

@@ -38,10 +38,25 @@ def _when(ts: float) -> str:
 
 
 @app.command("list")
-def list_pairings(ctx: typer.Context) -> None:
+def list_pairings(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
     """Pending pairing codes and approved users."""
     store = pairing_store(load(ctx))
     pending, approved = store.pending(), store.approved()
+    if as_json:
+        from herald.cli.tables import print_json
+
+        print_json({
+            "pending": [
+                {"code": r.code, "platform": r.platform, "user_id": r.user_id,
+                 "user_name": r.user_name, "expires_at": r.expires_at}
+                for r in pending
+            ],
+            "approved": [{"user": u.label, "approved_at": u.approved_at} for u in approved],
+        })  # fmt: skip
+        return
     lines = ["pending:"]
     lines += [
         f"  {req.code}  {req.platform}:{req.user_id}"

@@ -53,33 +53,42 @@ def _state(name: str, candidate: Candidate | None, settings: Settings, loaded: P
 
 
 @app.command("list")
-def list_plugins(ctx: typer.Context) -> None:
+def list_plugins(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
     """Every plugin found, where it comes from and whether it loaded."""
-    from rich.console import Console
-    from rich.table import Table
+    from herald.cli.tables import Column, print_json, print_table
 
     settings = load(ctx)
     found = _found(settings)
     loaded = _loaded(settings)
     names = sorted(set(found) | {f.name for f in loaded.failures})
+    rows = []
+    for name in names:
+        candidate = found.get(name)
+        manifest = candidate.manifest if candidate is not None else None
+        rows.append((
+            name,
+            manifest.version if manifest else "-",
+            candidate.source if candidate else "-",
+            _state(name, candidate, settings, loaded),
+            manifest.description if manifest else "",
+        ))  # fmt: skip
+    if as_json:
+        keys = ("name", "version", "source", "state", "description")
+        print_json({"plugins": [dict(zip(keys, row, strict=True)) for row in rows],
+                    "notes": list(loaded.notices)})  # fmt: skip
+        return
     if not names:
         write_stdout(
             f"No plugins found. Write one with `herald plugins new NAME` (it lands in "
             f"{settings.home.plugins_dir}), or install a package that provides one.\n"
         )
         return
-    table = Table("plugin", "version", "source", "state", "description")
-    for name in names:
-        candidate = found.get(name)
-        manifest = candidate.manifest if candidate is not None else None
-        table.add_row(
-            name,
-            manifest.version if manifest else "-",
-            candidate.source if candidate else "-",
-            _state(name, candidate, settings, loaded),
-            manifest.description if manifest else "",
-        )
-    Console(soft_wrap=True).print(table)
+    columns = [Column("plugin"), Column("version"), Column("source"),
+               Column("state", flex=True, fold=True), Column("description", flex=True)]  # fmt: skip
+    print_table(columns, rows)
     for notice in loaded.notices:
         write_stdout(f"note: {notice}\n")
 

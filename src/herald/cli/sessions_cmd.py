@@ -55,29 +55,43 @@ def list_sessions(
     show_all: Annotated[
         bool, typer.Option("--all", help="include background-review sessions")
     ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """The most recently active sessions (background reviews only with --all)."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    from herald.cli.tables import Column, print_json, print_table
 
     settings = load(ctx)
     hidden = () if show_all or source is not None else HIDDEN_SOURCES
     with open_store(settings) as store:
         sessions = store.list_sessions(limit=limit, source=source, exclude_sources=hidden)
         total = store.count_sessions()
+    if as_json:
+        print_json([_session_json(s) for s in sessions])
+        return
     if not sessions:
         typer.echo(_nothing_listed(total, source))
         return
-    table = Table(box=None, pad_edge=False)
-    for column in ("id", "updated", "source", "model", "title"):
-        table.add_column(column, overflow="fold")
-    for s in sessions:  # Text cells: titles are user text and may hold [brackets]
-        table.add_row(
-            *(Text(v) for v in (s.id, _when(s.updated_at), s.source or "-", s.model or "-")),
-            Text(s.title or ""),
-        )
-    Console(highlight=False).print(table)
+    columns = [Column("id"), Column("updated"), Column("source"), Column("model"),
+               Column("title", flex=True)]  # fmt: skip
+    print_table(
+        columns,
+        [(s.id, _when(s.updated_at), s.source or "-", s.model or "-", s.title or "")
+         for s in sessions],
+    )  # fmt: skip
+
+
+def _session_json(s: SessionRecord) -> dict[str, object]:
+    return {
+        "id": s.id,
+        "title": s.title,
+        "source": s.source,
+        "profile": s.profile,
+        "provider": s.provider,
+        "model": s.model,
+        "created_at": s.created_at,
+        "updated_at": s.updated_at,
+        "last_exit_reason": s.last_exit_reason,
+    }
 
 
 # Sessions the user did not start: shown by `sessions list --all` (or --source review).

@@ -53,10 +53,10 @@ def list_skills(
     ctx: typer.Context,
     tag: Annotated[str | None, typer.Option(help="only skills with this tag")] = None,
     category: Annotated[str | None, typer.Option(help="only skills in this category")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Every skill with its source and state, then skills that could not be loaded."""
-    from rich.console import Console
-    from rich.table import Table
+    from herald.cli.tables import Column, print_json, print_table
 
     library = _library(ctx)
     skills = [
@@ -64,14 +64,23 @@ def list_skills(
         for s in library.skills(include_unavailable=True)
         if (tag is None or tag.lower() in s.tags) and (category is None or s.category == category)
     ]
-    console = Console(highlight=False)
+    if as_json:
+        print_json({
+            "skills": [
+                {"name": s.name, "source": s.source, "category": s.category,
+                 "status": _status(s), "description": s.description}
+                for s in skills
+            ],
+            "not_loaded": [p.message for p in library.problems],
+            "enabled": library.enabled,
+        })  # fmt: skip
+        return
     if skills:
-        table = Table(box=None, pad_edge=False)
-        for column in ("name", "source", "category", "status", "description"):
-            table.add_column(column, overflow="fold")
-        for s in skills:
-            table.add_row(s.name, s.source, s.category, _status(s), s.description)
-        console.print(table)
+        columns = [Column("name"), Column("source"), Column("category"),
+                   Column("status", flex=True, fold=True), Column("description", flex=True)]  # fmt: skip
+        print_table(
+            columns, [(s.name, s.source, s.category, _status(s), s.description) for s in skills]
+        )
     else:
         typer.echo("no skills match" if tag or category else "no skills yet")
     for shadow in library.shadowed:

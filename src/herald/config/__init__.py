@@ -24,6 +24,7 @@ from herald.config.loader import (
     validate,
     write_raw,
 )
+from herald.config.notices import first_time
 from herald.config.schema import (
     AgentConfig,
     AuxiliaryConfig,
@@ -79,6 +80,7 @@ __all__ = [
     "Settings",
     "SourceBudget",
     "base_home",
+    "first_time",
     "load_config",
     "load_settings",
     "parse_value",

@@ -105,6 +105,8 @@ class HeraldHome:
         """Create the layout (idempotent). Memory files start empty."""
         self.root.mkdir(parents=True, exist_ok=True)
         for name in HOME_DIRS:
+            if name == "profiles" and self.profile is not None:
+                continue  # a profile is a leaf: it has no profiles of its own
             (self.root / name).mkdir(exist_ok=True)
         for name in ("MEMORY.md", "USER.md"):
             path = self.memories_dir / name

@@ -25,7 +25,7 @@ from herald.context.tokens import (
     estimate_messages_tokens,
     estimate_text_tokens,
 )
-from herald.context.windows import lookup_window, resolve_context_window
+from herald.context.windows import lookup_window, resolve_context_window, unknown_window_notice
 
 __all__ = [
     "DEFAULT_IDENTITY",
@@ -50,4 +50,5 @@ __all__ = [
     "register_engine",
     "resolve_context_window",
     "rewrite_identity",
+    "unknown_window_notice",
 ]

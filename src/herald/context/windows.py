@@ -42,6 +42,13 @@ def lookup_window(model: str) -> int | None:
     return best[1] if best else None
 
 
+def unknown_window_notice(model: str, default: int) -> str:
+    return (
+        f"context window of {model!r} is unknown; assuming {default:,} tokens "
+        "(set model.context_length to the real size)"
+    )
+
+
 def resolve_context_window(
     model: str,
     *,
@@ -49,9 +56,12 @@ def resolve_context_window(
     reported: int | None = None,
     default: int = 32_768,
     notify=None,
+    first_time=None,
 ) -> int:
     """`override` (config) beats `reported` (what the runtime knows, e.g. a GGUF's
-    trained context) beats the table; unknown models get `default` and one notice."""
+    trained context) beats the table; unknown models get `default` and one notice per
+    process, and only if `first_time(key)` (the home's memory of notices) says it is
+    new there."""
     if override:
         return override
     if reported:
@@ -62,11 +72,10 @@ def resolve_context_window(
     with _warned_lock:
         first = model not in _warned
         _warned.add(model)
+    if first and first_time is not None:
+        first = first_time(f"context-window-unknown:{model}:{default}")
     if first:
-        message = (
-            f"context window of {model!r} is unknown; assuming {default:,} tokens "
-            "(set model.context_length to the real size)"
-        )
+        message = unknown_window_notice(model, default)
         log.warning(message)
         if notify is not None:
             notify(message)

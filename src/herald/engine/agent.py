@@ -18,7 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
-from herald.config import HeraldConfig, HeraldHome
+from herald.config import HeraldConfig, HeraldHome, first_time
 from herald.context import (
     ContextEngine,
     TokenAccountant,
@@ -114,7 +114,7 @@ class Agent(RuntimeParts):
         # the shared registry another profile's agent reads.
         tools = registry.overlay()
         context_engine = self._create_context_engine(
-            config, client, resuming=session_id is not None
+            config, client, home, resuming=session_id is not None
         )
         runtime = SessionRuntime(
             config=config,
@@ -478,7 +478,12 @@ class Agent(RuntimeParts):
         return manager
 
     def _create_context_engine(
-        self, config: HeraldConfig, client: ModelClient, *, resuming: bool = False
+        self,
+        config: HeraldConfig,
+        client: ModelClient,
+        home: HeraldHome,
+        *,
+        resuming: bool = False,
     ) -> ContextEngine:
         _provider, model = client.identity()
         window = resolve_context_window(
@@ -487,6 +492,8 @@ class Agent(RuntimeParts):
             default=config.context.default_context_window,
             # A resumed session was told about an unknown context window when it began.
             notify=None if resuming else self.callbacks.status,
+            # … and a home is told once per model (`herald doctor` says it every time).
+            first_time=lambda key: first_time(home.cache_dir, key),
         )
         return create_engine(
             config.context.engine,
