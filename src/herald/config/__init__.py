@@ -36,6 +36,7 @@ from herald.config.schema import (
 from herald.config.schema_budget import BudgetConfig, ModelPricing, SourceBudget
 from herald.config.secret_strength import (
     ENTRANCE_SECRETS,
+    WEB_LOGIN,
     EntranceSecret,
     WeakSecretError,
     check_entrance,
@@ -46,6 +47,7 @@ from herald.config.secret_strength import (
     secret_problem,
 )
 from herald.config.secrets import (
+    ENV_NAME_RE,
     MissingSecretError,
     Secrets,
     env_file_names,
@@ -82,6 +84,8 @@ def load_settings(profile: str | None = None) -> Settings:
 
 __all__ = [
     "ENTRANCE_SECRETS",
+    "ENV_NAME_RE",
+    "WEB_LOGIN",
     "AgentConfig",
     "AuxiliaryConfig",
     "BudgetConfig",

@@ -288,9 +288,12 @@ WEB_LOGIN = EntranceSecret("the web chat login token", "", "web")
 ENTRANCE_SECRETS = {e.kind: e for e in (API_KEY, WEBHOOK_SECRET, MCP_TOKEN)}
 
 
-def fix_hint(entrance: EntranceSecret, env_name: str | None = None) -> str:
+def fix_hint(entrance: EntranceSecret, env_name: str | None = None, *, exists: bool = False) -> str:
+    """The command that makes a good secret and wires it up (`--force` when `.env`
+    already has one under that name)."""
     name = env_name or entrance.env_name
-    return f"make a strong one with: herald secrets new {name} --for {entrance.kind} --force"
+    force = " --force" if exists else ""
+    return f"make a strong one with: herald secrets new {name} --for {entrance.kind}{force}"
 
 
 def entrance_secret_problem(
@@ -404,9 +407,10 @@ def require_entrance(
     value = entrance_secret_value(entrance, config, secrets)
     if problem is None and value is not None:
         return value
+    env_name = entrance_env_name(entrance, config)
     raise WeakSecretError(
         f"refusing to serve: {entrance_label(entrance, config)} {problem}; "
-        f"{fix_hint(entrance, entrance_env_name(entrance, config))}"
+        f"{fix_hint(entrance, env_name, exists=bool(secrets.get(env_name)))}"
     )
 
 
