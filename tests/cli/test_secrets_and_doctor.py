@@ -55,6 +55,7 @@ def test_secrets_new_for_mcp_names_the_secret_and_refuses_a_bad_name(
 
 def test_doctor_lists_every_entrance_and_judges_its_secret(isolated_env: Path, fake_llm, run_cli):
     web_token = create_token(isolated_env)  # before make_home: it creates the home too
+    assert secret_problem(web_token) is None  # the web login already meets the rule
     config = fake_model_config(fake_llm)
     config["gateway"] = {
         "platforms": {
