@@ -58,8 +58,8 @@ def _secret_check(
         check_entrance,
         entrance_env_name,
         entrance_label,
+        fix_hint,
     )
-    from herald.config.secret_strength import fix_hint
 
     label = entrance_label(entrance, config)
     try:

@@ -43,6 +43,7 @@ from herald.config.secret_strength import (
     entrance_env_name,
     entrance_label,
     entrance_secret_problem,
+    fix_hint,
     require_entrance,
     secret_problem,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "entrance_label",
     "entrance_secret_problem",
     "env_file_names",
+    "fix_hint",
     "load_config",
     "load_settings",
     "parse_value",

@@ -31,6 +31,7 @@ from herald.gateway.adapters.api_locks import KeyedLocks
 from herald.gateway.adapters.api_server import (
     AdapterConfigError,
     platform_section,
+    refuse_weak_secret,
     require_served_secret,
     resolve_secret,
 )
@@ -72,6 +73,7 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
     ) -> None:
         if not api_key:
             raise AdapterConfigError("the API adapter needs an api_key")
+        refuse_weak_secret(ENTRANCE_SECRETS["api"], api_key)
         self.api_key = api_key
         self.host = host
         self.requested_port = port

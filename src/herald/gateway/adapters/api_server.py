@@ -17,7 +17,15 @@ import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from herald.config import ConfigError, EntranceSecret, HeraldConfig, require_entrance
+from herald.config import (
+    ConfigError,
+    EntranceSecret,
+    HeraldConfig,
+    WeakSecretError,
+    fix_hint,
+    require_entrance,
+    secret_problem,
+)
 from herald.gateway.web.auth import login_token_matcher
 
 if TYPE_CHECKING:
@@ -61,6 +69,16 @@ def require_served_secret(
         home_root = getattr(home, "root", None)
     hashed = login_token_matcher(home_root) if home_root is not None else {}
     return require_entrance(entrance, whole, secrets, matches_hashed=hashed)
+
+
+def refuse_weak_secret(entrance: EntranceSecret, value: str) -> None:
+    """The adapters' own guard, for code that builds one without `create_adapter`:
+    the same rule, minus the reuse check (which needs the whole config)."""
+    problem = secret_problem(value)
+    if problem is not None:
+        raise WeakSecretError(
+            f"refusing to serve: {entrance.setting} {problem}; {fix_hint(entrance)}"
+        )
 
 
 def platform_section(config: Any, name: str) -> Any:

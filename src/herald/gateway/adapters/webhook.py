@@ -36,6 +36,7 @@ from herald.gateway.adapters.api_server import (
     AdapterConfigError,
     EmbeddedServer,
     platform_section,
+    refuse_weak_secret,
     require_served_secret,
     resolve_secret,
 )
@@ -78,6 +79,7 @@ class WebhookAdapter(HttpResponseAdapter):
     ) -> None:
         if not secret:
             raise AdapterConfigError("the webhook adapter needs a secret")
+        refuse_weak_secret(ENTRANCE_SECRETS["webhook"], secret)
         self.target = parse_target(deliver_to) if deliver_to is not None else None
         self.secret = secret
         self.host = host
