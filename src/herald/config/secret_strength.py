@@ -7,10 +7,11 @@ process or user, or a browser page via DNS rebinding, can reach 127.0.0.1.
 
 `secret_problem(value)` says why a value is not good enough (None when it is):
 
-- it must carry about 128 bits: the length of what is left after taking out
-  placeholder words, keyboard and alphabet runs and repeated patterns, times the
-  bits per character of the character classes it uses (32 hex characters or 24
-  url-safe base64 characters pass; 20 characters is the least that can);
+- it must carry about 128 bits: its length times the bits per character of the
+  character classes it uses reaches 128 (32 hex characters or 24 url-safe base64
+  characters do; 20 characters is the least that can), and what is left after taking
+  out placeholder words, keyboard and alphabet runs and repeated patterns still
+  reaches 112 (random text loses a few characters to chance);
 - it must not be a known placeholder (``changeme``, ``your-api-key``, ``sk-...``,
   ``<a long random string>``, the examples in Herald's README) nor use few
   different characters.
@@ -239,7 +240,8 @@ def secret_problem(value: str | None) -> str | None:
     if value != value.strip():
         return "starts or ends with whitespace (a copy-paste slip?)"
     if value.lower() in KNOWN_PLACEHOLDERS or _ELLIPSIS_RE.search(value):
-        return "is a placeholder, not a secret"
+        short = f" (and {len(value)} characters is too short)" if len(value) < 20 else ""
+        return f"is a placeholder, not a secret{short}"
     found = analyse_secret(value)
     if found.length < 20:
         return (
