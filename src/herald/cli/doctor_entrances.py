@@ -4,7 +4,6 @@ Secrets are judged, never printed."""
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,18 +21,11 @@ class Check:
     fix: str = ""
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _exposure(host: str, *, tls_assumed: bool = False) -> str:
     """A warning for a non-loopback bind: Herald serves plain HTTP, so a key crosses
     the network in clear unless a TLS proxy stands in front."""
+    from herald.config import is_loopback
+
     if is_loopback(host) or tls_assumed:
         return ""
     return (
@@ -170,4 +162,4 @@ def _web_check(home: HeraldHome, config: HeraldConfig, has_token: bool) -> Check
     )
 
 
-__all__ = ["Check", "check_entrances", "is_loopback"]
+__all__ = ["Check", "check_entrances"]

@@ -44,6 +44,7 @@ from herald.config.secret_strength import (
     entrance_label,
     entrance_secret_problem,
     fix_hint,
+    is_loopback,
     require_entrance,
     secret_problem,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "entrance_secret_problem",
     "env_file_names",
     "fix_hint",
+    "is_loopback",
     "load_config",
     "load_settings",
     "parse_value",

@@ -22,6 +22,7 @@ secret, so one leaked key never opens a second door.
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import math
 import re
@@ -319,6 +320,17 @@ def entrance_secret_problem(
     return None
 
 
+def is_loopback(host: str) -> bool:
+    """Whether `host` binds only the loopback interface. Such a bind is no exemption
+    from the rule above; it only decides whether plain HTTP crosses a network."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class WeakSecretError(ConfigError):
     """An entrance's secret fails the rule; the entrance does not start."""
 
@@ -435,6 +447,7 @@ __all__ = [
     "entrance_secret_problem",
     "entrance_secret_value",
     "fix_hint",
+    "is_loopback",
     "require_entrance",
     "secret_problem",
 ]

@@ -11,12 +11,11 @@ loopback too, since any local process or web page could otherwise use it. Every 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from herald.config import ENTRANCE_SECRETS, WeakSecretError, require_entrance
+from herald.config import ENTRANCE_SECRETS, WeakSecretError, is_loopback, require_entrance
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -33,15 +32,6 @@ def parse_address(text: str) -> tuple[str, int]:
     if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise ServeError(f"--http wants HOST:PORT (for example 127.0.0.1:8765), not {text!r}")
     return host.strip("[]"), int(port_text)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class BearerAuth:
