@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from herald.testing.homes import make_home
+from herald.testing.strong_secrets import API_KEY
 
 # Runs the real CLI in a subprocess where the gateway's libraries cannot be imported, as
 # on an install without the `gateway` extra.
@@ -23,7 +24,7 @@ WITHOUT_GATEWAY_LIBS = (
 def test_gateway_run_without_the_gateway_extra_names_the_extra(isolated_env):
     make_home(
         isolated_env,
-        {"gateway": {"platforms": {"api": {"enabled": True, "port": 0, "api_key": "k" * 32}}}},
+        {"gateway": {"platforms": {"api": {"enabled": True, "port": 0, "api_key": API_KEY}}}},
     )
     proc = subprocess.run(
         [sys.executable, "-c", WITHOUT_GATEWAY_LIBS, "gateway", "run"],

@@ -26,9 +26,6 @@ from herald.gateway import DispatchResult, MessageEvent, PlatformAdapter, Stream
 from herald.state import StateStore
 from herald.testing.homes import fake_model_config, make_home, merge
 
-API_KEY = "test-api-key-0123456789abcdef"
-WEBHOOK_SECRET = "whsec-test-0123456789abcdef"
-
 T = TypeVar("T")
 
 

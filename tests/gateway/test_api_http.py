@@ -14,13 +14,14 @@ import openai
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_api_harness import API_KEY, LoopThread, Running, running_adapter
+from test_api_harness import LoopThread, Running, running_adapter
 
 from herald.config import Secrets
 from herald.gateway.adapters.api import ApiAdapter, create_adapter
 from herald.gateway.adapters.api_server import AdapterConfigError
 from herald.testing.fake_llm import FakeLLMServer, Fault, Reply
 from herald.testing.homes import make_home
+from herald.testing.strong_secrets import API_KEY
 
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 SERVICE_TOKEN = "zq81-Ke7pLw0-Tmx5Rv2Nd9c"  # no known shape: only the .env value gives it away

@@ -16,8 +16,8 @@ from herald.gateway.adapters.api import ApiAdapter
 from herald.gateway.lifecycle import load_adapters
 from herald.gateway.runner import GatewayRunner
 from herald.testing.fake_llm import FakeLLMServer, FakeUsage, RecordedRequest, Reply
+from herald.testing.strong_secrets import API_KEY
 
-API_KEY = "e2e-api-key-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 
 

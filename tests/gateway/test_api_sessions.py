@@ -14,9 +14,10 @@ import openai
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_api_harness import API_KEY, Running, running_adapter
+from test_api_harness import Running, running_adapter
 
 from herald.testing.fake_llm import FakeLLMServer, RecordedRequest, Reply
+from herald.testing.strong_secrets import API_KEY
 
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 

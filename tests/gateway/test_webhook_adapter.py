@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_api_harness import WEBHOOK_SECRET, Running, running_adapter
+from test_api_harness import Running, running_adapter
 
 from herald.config import MissingSecretError, Secrets
 from herald.gateway.adapters.api_server import AdapterConfigError
@@ -23,6 +23,7 @@ from herald.gateway.adapters.webhook import create_adapter
 from herald.gateway.adapters.webhook_signing import sign
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import make_home
+from herald.testing.strong_secrets import WEBHOOK_SECRET
 
 FULL_ONLY_TOOLS = {"terminal", "write_file", "patch", "read_file"}
 

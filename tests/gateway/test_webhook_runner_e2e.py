@@ -21,12 +21,13 @@ from herald.gateway.runner import GatewayRunner
 from herald.gateway.testing import LoopbackAdapter
 from herald.state import StateStore
 from herald.testing.fake_llm import FakeLLMServer, Reply
+from herald.testing.strong_secrets import WEBHOOK_SECRET
 from herald.toolbox import default_registry
 from herald.tools import resolve_toolset
 
 registry = default_registry()
 
-SECRET = "e2e-webhook-secret-0123456789"
+SECRET = WEBHOOK_SECRET
 Started = tuple[GatewayRunner, WebhookAdapter, LoopbackAdapter, dict[str, Settings]]
 
 

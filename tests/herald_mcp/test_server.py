@@ -18,8 +18,9 @@ from mcp_servers import free_port, wait_for_port
 
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import fake_model_config, make_home
+from herald.testing.strong_secrets import MCP_TOKEN
 
-TOKEN = "test-token-0123456789"
+TOKEN = MCP_TOKEN
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 

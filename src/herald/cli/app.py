@@ -15,6 +15,7 @@ import herald.cli.mcp_cmd as mcp_cmd
 import herald.cli.pairing_cmd as pairing_cmd
 import herald.cli.plugins_cmd as plugins_cmd
 import herald.cli.sandbox_cmd as sandbox_cmd
+import herald.cli.secrets_cmd as secrets_cmd
 import herald.cli.sessions_cmd as sessions_cmd
 import herald.cli.skills_cmd as skills_cmd
 import herald.cli.usage_cmd as usage_cmd
@@ -48,6 +49,7 @@ app.command("acp")(mcp_cmd.acp)
 app.add_typer(sandbox_cmd.app, name="sandbox")
 app.add_typer(cron_cmd.app, name="cron")
 app.add_typer(plugins_cmd.app, name="plugins")
+app.add_typer(secrets_cmd.app, name="secrets")
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 app.command("usage")(usage_cmd.usage)

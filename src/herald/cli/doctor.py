@@ -4,23 +4,15 @@ how to fix what is wrong."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from herald.cli.common import EXIT_OK, EXIT_TURN_FAILED, profile_of, write_stdout
+from herald.cli.doctor_entrances import Check, check_entrances
 
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome
-
-
-@dataclass
-class Check:
-    name: str
-    status: str  # ok | warn | fail
-    detail: str
-    fix: str = ""
 
 
 MARKS = {"ok": "✓", "warn": "!", "fail": "✗"}
@@ -187,6 +179,7 @@ def run_checks(profile: str | None, *, offline: bool) -> list[Check]:
     if config is not None:
         checks += check_provider(home, config, offline=offline)
         checks += check_plugins(home, config)
+        checks += check_entrances(home, config)
     checks.append(check_local_model(config))
     checks += check_optional_parts()
     return checks

@@ -114,8 +114,9 @@ def serve(
         typer.Option("--http", metavar="HOST:PORT", help="serve streamable HTTP instead of stdio"),
     ] = None,
 ) -> None:
-    """Run Herald as an MCP server (stdio by default; --http needs the bearer token in
-    the secret named by mcp.serve.token_env, and refuses a non-loopback address without it)."""
+    """Run Herald as an MCP server (stdio by default; --http needs a strong bearer token
+    in the secret named by mcp.serve.token_env: herald secrets new HERALD_MCP_TOKEN --for mcp)."""
+    from herald.gateway.web import login_token_matcher
     from herald.mcp.server import ServeError, serve_http, serve_stdio
 
     settings = load(ctx)
@@ -123,7 +124,8 @@ def serve(
         if http is None:
             serve_stdio(settings)
         else:
-            serve_http(settings, http, announce=err_console().print)
+            hashed = login_token_matcher(settings.home.root)  # no reuse of the web login
+            serve_http(settings, http, announce=err_console().print, matches_hashed=hashed)
     except ServeError as exc:
         fail(str(exc))
 

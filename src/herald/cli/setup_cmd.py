@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from herald.cli.common import fail, profile_of
+from herald.config.secrets import write_env_value
 
 PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "local")
 KEY_NAMES = {
@@ -18,19 +16,6 @@ KEY_NAMES = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openrouter": "OPENROUTER_API_KEY",
 }
-
-
-def upsert_env(path: Path, name: str, value: str) -> None:
-    """Set NAME=value in a .env file, keeping every other line; written atomically and
-    readable only by the owner."""
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    kept = [line for line in lines if line.split("=", 1)[0].strip() != name]
-    kept.append(f"{name}={value}")
-    fd, tmp = tempfile.mkstemp(prefix=".env.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(kept) + "\n")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
 
 
 def setup(
@@ -104,7 +89,7 @@ def setup(
         fail(str(exc))
     write_raw(home.config_path, data)
     if key_name and api_key:
-        upsert_env(home.env_path, key_name, api_key)
+        write_env_value(home.env_path, key_name, api_key)
     typer.echo(f"saved provider {provider} in {home.config_path}", err=True)
     if key_name and api_key:
         typer.echo(f"saved {key_name} in {home.env_path}", err=True)

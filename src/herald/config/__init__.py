@@ -2,6 +2,7 @@
 
 `load_settings()` is the one entry point surfaces use: it resolves the home
 (profile aware), validates ``config.yaml`` and loads ``.env`` secrets.
+`require_entrance()` is the one rule every served entrance's secret must pass.
 """
 
 from __future__ import annotations
@@ -34,7 +35,28 @@ from herald.config.schema import (
     ProviderName,
 )
 from herald.config.schema_budget import BudgetConfig, ModelPricing, SourceBudget
-from herald.config.secrets import MissingSecretError, Secrets
+from herald.config.secret_strength import (
+    ENTRANCE_SECRETS,
+    WEB_LOGIN,
+    EntranceSecret,
+    WeakSecretError,
+    check_entrance,
+    entrance_env_name,
+    entrance_label,
+    entrance_secret_problem,
+    fix_hint,
+    is_loopback,
+    require_entrance,
+    secret_problem,
+)
+from herald.config.secrets import (
+    ENV_NAME_RE,
+    MissingSecretError,
+    Secrets,
+    env_file_names,
+    resolve_secret_ref,
+    write_env_value,
+)
 
 
 @dataclass
@@ -64,10 +86,14 @@ def load_settings(profile: str | None = None) -> Settings:
 
 
 __all__ = [
+    "ENTRANCE_SECRETS",
+    "ENV_NAME_RE",
+    "WEB_LOGIN",
     "AgentConfig",
     "AuxiliaryConfig",
     "BudgetConfig",
     "ConfigError",
+    "EntranceSecret",
     "FallbackEntry",
     "HeraldConfig",
     "HeraldHome",
@@ -79,16 +105,28 @@ __all__ = [
     "Secrets",
     "Settings",
     "SourceBudget",
+    "WeakSecretError",
     "base_home",
+    "check_entrance",
+    "entrance_env_name",
+    "entrance_label",
+    "entrance_secret_problem",
+    "env_file_names",
     "first_time",
+    "fix_hint",
+    "is_loopback",
     "load_config",
     "load_settings",
     "parse_value",
     "read_raw",
+    "require_entrance",
     "resolve_home",
+    "resolve_secret_ref",
+    "secret_problem",
     "set_value",
     "validate",
     "validate_profile_name",
     "with_turn_cap",
+    "write_env_value",
     "write_raw",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -80,3 +81,72 @@ class Secrets:
         longest first so a longer secret is masked before any prefix of it."""
         values = {self.get(name) for name in self.secret_names()}
         return sorted((v for v in values if v and len(v) >= 6), key=len, reverse=True)
+
+
+SECRET_REF_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def resolve_secret_ref(
+    value: str | None, secrets: Secrets, *, setting: str | None = None
+) -> str | None:
+    """`value` with every ``${VAR}`` replaced by the secret's value; a literal value
+    comes back unchanged, None or blank gives None. A reference to a secret that is
+    not set raises `MissingSecretError` naming the variable (and `setting`, the config
+    key, when given) and where to set it."""
+    if value is None or not value.strip():
+        return None
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        found = secrets.get(name)
+        if not found:
+            where = f" or in {secrets.env_file}" if secrets.env_file else ""
+            key = f"{setting} refers to " if setting else ""
+            raise MissingSecretError(
+                f"{key}${{{name}}}, which is not set: set {name} in the environment{where}"
+            )
+        return found
+
+    resolved = SECRET_REF_RE.sub(substitute, value).strip()
+    return resolved or None
+
+
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def env_file_names(path: Path) -> set[str]:
+    """The names a `.env` file sets (without reading what it sets them to)."""
+    if not path.exists():
+        return set()
+    names = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name = line.split("=", 1)[0].strip().removeprefix("export ").strip()
+        if "=" in line and name and not name.startswith("#"):
+            names.add(name)
+    return names
+
+
+def write_env_value(path: Path, name: str, value: str) -> None:
+    """Set NAME=value in a `.env` file, keeping every other line; written atomically and
+    readable only by the owner (the file is created 0600, never briefly wider)."""
+    if not ENV_NAME_RE.match(name):
+        raise ValueError(f"{name!r} is not a valid environment variable name")
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"the value for {name} must be one line")
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    kept = [
+        line
+        for line in lines
+        if line.split("=", 1)[0].strip().removeprefix("export ").strip() != name
+    ]
+    kept.append(f"{name}={value}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".env.", dir=path.parent)  # mkstemp creates it 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(kept) + "\n")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -3,7 +3,8 @@ the gateway's event loop) with bearer-token auth and Herald's session endpoints.
 
 Config ``gateway.platforms.api``: ``host`` (127.0.0.1), ``port`` (0 = any free port;
 `ApiAdapter.port` is the bound one), ``api_key`` (required — the server never runs
-unauthenticated; write ``${HERALD_API_KEY}`` and keep the key in ``.env``) and
+unauthenticated nor behind a guessable key; ``herald secrets new HERALD_API_KEY --for
+api`` writes one to ``.env`` and ``${HERALD_API_KEY}`` here) and
 ``model_name`` (the id ``/v1/models`` lists).
 
 Routes: ``POST /v1/chat/completions`` (streaming and not), ``GET /v1/models``,
@@ -25,10 +26,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herald.config import ENTRANCE_SECRETS
 from herald.gateway.adapters.api_locks import KeyedLocks
 from herald.gateway.adapters.api_server import (
     AdapterConfigError,
     platform_section,
+    refuse_weak_secret,
+    require_served_secret,
     resolve_secret,
 )
 from herald.gateway.adapters.http_base import HttpResponseAdapter
@@ -49,7 +53,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["AdapterConfigError", "ApiAdapter", "create_adapter"]
 
-_MIN_KEY_CHARS = 16
+API_KEY_SECRET = ENTRANCE_SECRETS["api"]
 
 
 class ApiAdapter(ServedAdapter, HttpResponseAdapter):
@@ -69,6 +73,7 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
     ) -> None:
         if not api_key:
             raise AdapterConfigError("the API adapter needs an api_key")
+        refuse_weak_secret(ENTRANCE_SECRETS["api"], api_key)
         self.api_key = api_key
         self.host = host
         self.requested_port = port
@@ -203,21 +208,21 @@ def create_adapter(
     config: HeraldConfig | ApiPlatformConfig, secrets: Secrets, **kw: Any
 ) -> ApiAdapter:
     """The API adapter for ``gateway.platforms.api`` (the whole config or that section).
-    Keyword arguments the lifecycle may pass: ``home`` (the gateway profile's
-    `HeraldHome`) or ``store`` (its `StateStore`), read by the /v1/sessions endpoints;
-    others are ignored."""
+    The key must pass Herald's entrance-secret rule (`herald.config.require_entrance`),
+    or `WeakSecretError` says why and how to make one. Keyword arguments the lifecycle
+    may pass: ``settings`` (for the reuse check against the other entrances), ``home``
+    (the gateway profile's `HeraldHome`) or ``store`` (its `StateStore`), read by the
+    /v1/sessions endpoints; others are ignored."""
     settings = platform_section(config, "api")
     api_key = resolve_secret(settings.api_key, secrets, setting="gateway.platforms.api.api_key")
     if not api_key:
         raise AdapterConfigError(
             "gateway.platforms.api.api_key is not set, and the API never serves without "
             "authentication: set `api_key: ${HERALD_API_KEY}` under gateway.platforms.api "
-            "and put HERALD_API_KEY=<a long random string> in .env"
+            "and make the key with: herald secrets new HERALD_API_KEY --for api"
         )
-    if len(api_key) < _MIN_KEY_CHARS:
-        log.warning(
-            "gateway.platforms.api.api_key is short; use at least %d characters", _MIN_KEY_CHARS
-        )
+    # A guessable key is remote code execution for whoever reaches the port: refuse it.
+    api_key = require_served_secret(API_KEY_SECRET, config, secrets, "api", kw)
     home = kw.get("home")
     if home is None and kw.get("store") is None and secrets.env_file is not None:
         from herald.config import HeraldHome

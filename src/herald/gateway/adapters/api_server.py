@@ -17,7 +17,16 @@ import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from herald.config import ConfigError
+from herald.config import (
+    ConfigError,
+    EntranceSecret,
+    HeraldConfig,
+    WeakSecretError,
+    fix_hint,
+    require_entrance,
+    secret_problem,
+)
+from herald.gateway.web.auth import login_token_matcher
 
 if TYPE_CHECKING:
     from herald.config import Secrets
@@ -37,6 +46,39 @@ def resolve_secret(value: str | None, secrets: Secrets, *, setting: str) -> str 
     from herald.gateway.secret_refs import resolve_secret_ref
 
     return resolve_secret_ref(value, secrets, setting=setting)
+
+
+def require_served_secret(
+    entrance: EntranceSecret, config: Any, secrets: Secrets, name: str, kw: dict[str, Any]
+) -> str:
+    """The entrance's secret if it passes Herald's one rule (strength, no placeholder,
+    not reused by another entrance, the web chat's login token included); else
+    `WeakSecretError` and the adapter is never built. `config` is the whole config or
+    the platform's section (then the lifecycle's ``settings`` supplies the rest)."""
+    whole = config if isinstance(config, HeraldConfig) else None
+    settings = kw.get("settings")
+    if whole is None and settings is not None:
+        whole = settings.config
+    if whole is None:  # only the section was given: judge it alone
+        whole = HeraldConfig()
+        setattr(whole.gateway.platforms, name, config)
+    home = kw.get("home") or getattr(settings, "home", None)
+    if home is None and secrets.env_file is not None:
+        home_root = secrets.env_file.parent
+    else:
+        home_root = getattr(home, "root", None)
+    hashed = login_token_matcher(home_root) if home_root is not None else {}
+    return require_entrance(entrance, whole, secrets, matches_hashed=hashed)
+
+
+def refuse_weak_secret(entrance: EntranceSecret, value: str) -> None:
+    """The adapters' own guard, for code that builds one without `create_adapter`:
+    the same rule, minus the reuse check (which needs the whole config)."""
+    problem = secret_problem(value)
+    if problem is not None:
+        raise WeakSecretError(
+            f"refusing to serve: {entrance.setting} {problem}; {fix_hint(entrance)}"
+        )
 
 
 def platform_section(config: Any, name: str) -> Any:

@@ -30,11 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi.responses import JSONResponse
 
+from herald.config import ENTRANCE_SECRETS
 from herald.gateway.adapters.api_locks import KeyedLocks
 from herald.gateway.adapters.api_server import (
     AdapterConfigError,
     EmbeddedServer,
     platform_section,
+    refuse_weak_secret,
+    require_served_secret,
     resolve_secret,
 )
 from herald.gateway.adapters.http_base import HttpResponseAdapter
@@ -76,6 +79,7 @@ class WebhookAdapter(HttpResponseAdapter):
     ) -> None:
         if not secret:
             raise AdapterConfigError("the webhook adapter needs a secret")
+        refuse_weak_secret(ENTRANCE_SECRETS["webhook"], secret)
         self.target = parse_target(deliver_to) if deliver_to is not None else None
         self.secret = secret
         self.host = host
@@ -232,8 +236,9 @@ def create_adapter(
     config: HeraldConfig | WebhookPlatformConfig, secrets: Secrets, **kw: Any
 ) -> WebhookAdapter:
     """The webhook adapter for ``gateway.platforms.webhook`` (the whole config or that
-    section). ``deliver=`` (async, like `GatewayRunner.deliver_text`) may be passed;
-    otherwise the runner's ``deliver_text`` is used when ``deliver_to`` is set. Other
+    section); its secret must pass Herald's entrance-secret rule (`WeakSecretError`
+    otherwise). ``settings`` (for the reuse check) and ``deliver=`` (async, like
+    `GatewayRunner.deliver_text`) may be passed; otherwise the runner's ``deliver_text`` is used when ``deliver_to`` is set. Other
     keyword arguments are ignored."""
     settings = platform_section(config, "webhook")
     secret = resolve_secret(settings.secret, secrets, setting="gateway.platforms.webhook.secret")
@@ -241,8 +246,10 @@ def create_adapter(
         raise AdapterConfigError(
             "gateway.platforms.webhook.secret is not set, and unsigned webhooks are never "
             "accepted: set `secret: ${HERALD_WEBHOOK_SECRET}` under gateway.platforms.webhook "
-            "and put HERALD_WEBHOOK_SECRET=<a long random string> in .env"
+            "and make the secret with: herald secrets new HERALD_WEBHOOK_SECRET --for webhook"
         )
+    # Whoever can sign can run a turn: a guessable HMAC key is as bad as none.
+    secret = require_served_secret(ENTRANCE_SECRETS["webhook"], config, secrets, "webhook", kw)
     return WebhookAdapter(
         secret=secret,
         host=settings.host,

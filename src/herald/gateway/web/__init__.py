@@ -6,7 +6,7 @@ FastAPI app (`app`, `routes`) and the page itself (``static/``: plain HTML, CSS
 and JavaScript, no build step and no third-party requests).
 """
 
-from herald.gateway.web.auth import create_token, token_path
+from herald.gateway.web.auth import create_token, login_token_matcher, token_path
 from herald.gateway.web.events import ChatEvents
 
-__all__ = ["ChatEvents", "create_token", "token_path"]
+__all__ = ["ChatEvents", "create_token", "login_token_matcher", "token_path"]

@@ -19,8 +19,11 @@ import secrets
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from herald.config import WEB_LOGIN
 
 TOKEN_FILE = "web/token.json"
 COOKIE_NAME = "herald_web"
@@ -93,6 +96,17 @@ class TokenVerifier:
             return False
         salt = bytes.fromhex(record["salt"])
         return hmac.compare_digest(_digest(token, salt).hex(), record["hash"])
+
+
+def login_token_matcher(home_root: Path) -> dict[str, Callable[[str], bool]]:
+    """For the entrance-secret rule's reuse check: a test of whether a candidate
+    secret equals the web chat's login token, which is kept only as a hash (empty when
+    there is no token yet). The token itself is 192 random bits, so it passes the
+    rule by construction."""
+    verifier = TokenVerifier(home_root)
+    if not verifier.configured:
+        return {}
+    return {WEB_LOGIN.setting: verifier.verify}
 
 
 @dataclass
@@ -181,5 +195,6 @@ __all__ = [
     "TokenVerifier",
     "create_token",
     "csrf_ok",
+    "login_token_matcher",
     "token_path",
 ]

@@ -1,19 +1,21 @@
 """Running Herald's MCP server: over stdio, or streamable HTTP behind a bearer token.
 
 HTTP always needs the token (the secret named by ``mcp.serve.token_env``): the
-server reads your sessions and memory and runs turns. Without the secret it
-refuses to start on a non-loopback address; on loopback it still refuses, since
-any local process could otherwise use it. Every request without the right
+server reads your sessions and memory and runs turns. Without the secret, or with
+one that fails Herald's entrance-secret rule (`herald.config.require_entrance`:
+guessable, a placeholder, or another entrance's secret), it refuses to start, on
+loopback too, since any local process or web page could otherwise use it. Every request without the right
 ``Authorization: Bearer`` header gets 401.
 """
 
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
+
+from herald.config import ENTRANCE_SECRETS, WeakSecretError, is_loopback, require_entrance
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -30,15 +32,6 @@ def parse_address(text: str) -> tuple[str, int]:
     if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise ServeError(f"--http wants HOST:PORT (for example 127.0.0.1:8765), not {text!r}")
     return host.strip("[]"), int(port_text)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class BearerAuth:
@@ -88,8 +81,14 @@ def http_app(settings: Settings, store: Any, host: str, token: str) -> Any:
 
 
 def serve_http(
-    settings: Settings, address: str, *, announce: Callable[[str], None] = print
+    settings: Settings,
+    address: str,
+    *,
+    announce: Callable[[str], None] = print,
+    matches_hashed: Mapping[str, Callable[[str], bool]] = {},
 ) -> None:
+    """Serve until stopped. `matches_hashed` lets the reuse check see secrets kept only
+    as hashes (the web chat's login token), which the caller knows how to test."""
     import uvicorn
 
     from herald.state import StateStore
@@ -102,8 +101,18 @@ def serve_http(
         raise ServeError(
             f"refusing to serve MCP over {where} without a bearer token: set {token_env} in "
             f"{settings.home.env_path} (a long random string) and give clients "
-            "'Authorization: Bearer <token>'"
+            "'Authorization: Bearer <token>'; make one with: herald secrets new "
+            f"{token_env} --for mcp"
         )
+    try:
+        token = require_entrance(
+            ENTRANCE_SECRETS["mcp"],
+            settings.config,
+            settings.secrets,
+            matches_hashed=matches_hashed,
+        )
+    except WeakSecretError as exc:
+        raise ServeError(str(exc)) from None
     with StateStore(settings.home.state_db) as store:
         app = http_app(settings, store, host, token)
         announce(f"Herald MCP server on http://{host}:{port}/mcp (bearer token from {token_env})")
