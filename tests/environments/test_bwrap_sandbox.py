@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from environment_support import host_pid, require_bwrap, wait_dead, wait_for_file
 
-from herald.config import HeraldConfig
+from herald.config import ConfigError, HeraldConfig
+from herald.config.schema_terminal import SandboxConfig
 from herald.environments import (
     BwrapEnvironment,
     Mount,
@@ -102,27 +103,30 @@ def test_the_ssh_key_and_heralds_env_cannot_be_read(site: Site, sandbox: BwrapEn
     assert key.read_text().startswith(FAKE_KEY)  # still there on the host
 
 
-def test_with_the_home_as_working_directory_its_secrets_stay_hidden(site: Site) -> None:
-    env = site.sandbox(workdir=site.home)
-    try:
-        output = run(env, "ls -a; cat .ssh/id_rsa .herald/.env; cat notes.txt")
-    finally:
-        env.close()
-    assert "private notes" in output  # the directory the user chose is visible
-    assert "zq-test-key" not in output and FAKE_ENV_SECRET not in output
+def test_the_home_or_a_directory_holding_it_is_refused_as_working_directory(site: Site) -> None:
+    # This test used to run a sandbox with the home as its read-write working
+    # directory; that exposed ~/.npmrc and let ~/.bashrc be appended to (issue 27).
+    for workdir in (site.home, site.home.parent):
+        with pytest.raises(ConfigError, match="refuses .* as its working directory"):
+            site.sandbox(workdir=workdir)
+    with pytest.raises(ConfigError, match="your home directory or holds it"):
+        SandboxSpec.from_config(
+            SandboxConfig(mounts=[f"{Path.home()}:rw"]), str(site.work)
+        )
 
 
 def test_secret_dirs_that_are_symlinks_are_masked_at_their_target(
     site: Site, tmp_path: Path
 ) -> None:
-    keys = site.home / "keys-store"
-    keys.mkdir()
+    config = site.home / ".config"
+    keys = config / "keys-store"
+    keys.mkdir(parents=True)
     (keys / "token").write_text("zq-linked-secret\n")
-    (site.home / ".aws").symlink_to(keys)  # inside the visible home: masked at its target
-    (site.home / ".kube").symlink_to(tmp_path / "elsewhere")  # dangling: nothing to mask
-    env = site.sandbox(workdir=site.home)
+    (config / "gh").symlink_to(keys)  # inside a visible mount: masked at its target
+    (config / "rclone").symlink_to(tmp_path / "elsewhere")  # dangling: nothing to mask
+    env = site.sandbox(mounts=(Mount(str(config), "ro"),))
     try:
-        output = run(env, "cat .aws/token keys-store/token; ls .kube; echo END")
+        output = run(env, f"cat {config}/gh/token {keys}/token; ls {config}/rclone; echo END")
     finally:
         env.close()
     assert "zq-linked-secret" not in output and output.endswith("END\n")
