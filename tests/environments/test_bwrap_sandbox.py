@@ -107,7 +107,7 @@ def test_the_home_or_a_directory_holding_it_is_refused_as_working_directory(site
     # This test used to run a sandbox with the home as its read-write working
     # directory; that exposed ~/.npmrc and let ~/.bashrc be appended to (issue 27).
     for workdir in (site.home, site.home.parent):
-        with pytest.raises(ConfigError, match="refuses .* as its working directory"):
+        with pytest.raises(ConfigError, match=r"refuses .* as its working directory"):
             site.sandbox(workdir=workdir)
     with pytest.raises(ConfigError, match="your home directory or holds it"):
         SandboxSpec.from_config(
