@@ -57,9 +57,8 @@ from herald.environments.protected import (
     Protection,
     UnprotectableError,
     make_placeholders,
-    project_protections,
     remove_placeholders,
-    startup_protections,
+    sandbox_protections,
 )
 from herald.environments.sandbox_spec import (
     SYSTEM_DIRS,
@@ -288,8 +287,10 @@ class BwrapEnvironment(ScriptFileOps, Environment):
         # Parents first: a mount inside another must come after it.
         for dest, how in sorted(binds, key=lambda b: b[0].count("/")):
             args += [*how, dest]
-        hidden = hidden_paths(spec, home=self._home, herald_home=self._herald_home)
-        for item in self.protections(tuple(hidden)):
+        hidden = self.hidden()
+        plan = self.protections(tuple(hidden))
+        self._placeholders += make_placeholders(plan)
+        for item in plan:
             args += ["--bind" if item.action == "pin" else "--ro-bind", item.path, item.path]
         for path in hidden:
             if os.path.isdir(path) and not os.path.islink(path):
@@ -307,16 +308,17 @@ class BwrapEnvironment(ScriptFileOps, Environment):
 
     def protections(self, hidden: tuple[str, ...] = ()) -> list[Protection]:
         """What this session keeps read-only inside its writable mounts (see
-        herald.environments.protected); creates the placeholders it needs."""
+        herald.environments.protected), without creating anything."""
         spec = self.spec
+        rw_roots = (spec.workdir, *spec.rw_paths_outside_workdir())
         try:
-            plan = project_protections(spec.workdir)
+            return sandbox_protections(spec.workdir, rw_roots, self._home, hidden)
         except UnprotectableError as exc:
             raise SandboxUnavailableError(f"the sandbox cannot start: {exc}. {_NOT_ON_HOST}") from None
-        rw_roots = (spec.workdir, *spec.rw_paths_outside_workdir())
-        plan += startup_protections(self._home, rw_roots, hidden)
-        self._placeholders += make_placeholders(plan)
-        return plan
+
+    def hidden(self) -> list[str]:
+        """The secret paths this session masks."""
+        return hidden_paths(self.spec, home=self._home, herald_home=self._herald_home)
 
     def _wrapper(self, command: str) -> list[str]:
         """bash inside the sandbox: set the rlimits, then run `command`."""

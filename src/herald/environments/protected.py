@@ -117,6 +117,14 @@ def startup_protections(
     return plan
 
 
+def sandbox_protections(
+    workdir: str, rw_roots: tuple[str, ...], home: str, hidden: tuple[str, ...]
+) -> list[Protection]:
+    """Everything a sandbox keeps read-only, parents first (nothing is created:
+    see make_placeholders). Raises UnprotectableError."""
+    return project_protections(workdir) + startup_protections(home, rw_roots, hidden)
+
+
 def make_placeholders(plan: list[Protection]) -> list[Protection]:
     """Create the missing paths of plan on the host; returns those it made."""
     made = []
