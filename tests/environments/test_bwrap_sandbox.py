@@ -291,6 +291,21 @@ def test_a_fork_bomb_is_contained_and_dies_with_its_command(site: Site) -> None:
         env.close()
 
 
+def test_the_total_memory_cap_holds_across_processes(site: Site) -> None:
+    # Four processes of 40 MiB each stay under a 256 MiB per-process limit, but
+    # not under a 96 MiB total: the memory cgroup stops them together.
+    env = site.sandbox(memory_mb=256, total_memory_mb=96)
+    try:
+        hog = "/usr/bin/python3 -c 'import time; x = bytearray(40 << 20); time.sleep(3)'"
+        out = run(env, f"for i in 1 2 3 4; do {hog} & done; wait; echo done", timeout=60)
+        if not env.total_memory_by_cgroup:
+            pytest.skip("no writable memory cgroup here (explain says so)")
+        assert out.endswith("done\n") and ("Killed" in out or "MemoryError" in out), out
+        assert run(env, "echo alive") == "alive\n"
+    finally:
+        env.close()
+
+
 def test_memory_and_cpu_limits(site: Site) -> None:
     env = site.sandbox(memory_mb=256, cpu_seconds=1)
     try:

@@ -56,6 +56,11 @@ def _make_group(controller: str, settings: dict[tuple[str, str], str]) -> Path |
     return path
 
 
+def memory_cgroup_available() -> bool:
+    """Whether a memory cgroup could be made here (for `herald sandbox explain`)."""
+    return _hierarchy("memory") is not None
+
+
 class PidsCgroup:
     def __init__(self, path: Path) -> None:
         self.path = path
