@@ -195,6 +195,13 @@ def rule_git_local(inv: Invocation, ctx: Context) -> None:
     if sub == "config":
         _git_config(rest, inv, ctx)
         return
+    if sub in ("init", "clone") and any(
+        a == "--template" or a.startswith("--template=") for a in rest
+    ):
+        # git init in an existing repository copies the template's hooks into it.
+        what = f"installs hooks from a template directory (git {sub} --template)"
+        ctx.approval(HOST_EXECUTED_RULE, what, inv.segment)
+        return
     what = _history_loss(sub, rest)
     if what:
         ctx.approval("dangerous.git_destructive", what, inv.segment)
