@@ -91,7 +91,7 @@ PLANTS = [
     "git config core.hooksPath /tmp/hooks",
     "mkdir -p evil/hooks && printf '#!/bin/sh\\ntouch {marker}\\n' > evil/hooks/post-checkout; "
     "chmod +x evil/hooks/post-checkout; cp -r .git/objects .git/refs .git/HEAD evil/; "
-    "echo \"$PWD/evil\" > .git/commondir",
+    'echo "$PWD/evil" > .git/commondir',
     "mv .git .git-old && mkdir -p .git/hooks && cp -r .git-old/objects .git-old/refs "
     ".git-old/HEAD .git/ && printf '#!/bin/sh\\ntouch {marker}\\n' > .git/hooks/post-checkout",
     "rm -rf .git/hooks; mkdir .git/hooks; printf 'x' > .git/hooks/post-checkout",
@@ -144,6 +144,39 @@ def test_envrc_editor_tasks_and_project_plugins_stay_unwritten(
     assert sorted(p.name for p in project.iterdir()) == [".git", "app.py"]
 
 
+@pytest.mark.parametrize(
+    ("hooks_path", "plant", "planted"),
+    [
+        (".husky/_", "echo 'touch {marker}' >> .husky/pre-commit", ".husky/pre-commit"),
+        (
+            "scripts/hooks",
+            "mv scripts s2; mkdir -p scripts/hooks; echo 'touch {marker}' > scripts/hooks/pre-commit",
+            "scripts/hooks/pre-commit",
+        ),
+        (None, "echo '- repo: local' >> .pre-commit-config.yaml", ".pre-commit-config.yaml"),
+    ],
+)
+def test_hooks_a_hook_manager_or_core_hookspath_runs_stay_read_only(
+    tmp_path: Path, project: Path, hooks_path: str | None, plant: str, planted: str
+) -> None:
+    marker = tmp_path / "pwned"
+    (project / ".husky" / "_").mkdir(parents=True)
+    (project / ".husky" / "pre-commit").write_text("npm test\n")
+    (project / ".pre-commit-config.yaml").write_text("repos: []\n")
+    (project / "scripts").mkdir()
+    if hooks_path:
+        assert _git(project, "config", "core.hooksPath", hooks_path).returncode == 0
+    before = (project / planted).read_text() if (project / planted).exists() else None
+    registry, ctx, env = _session(tmp_path, project, Approver())
+    try:
+        _run(registry, ctx, plant.format(marker=marker))
+    finally:
+        env.close()
+    after = (project / planted).read_text() if (project / planted).exists() else None
+    assert after == before and not (project / "s2").exists()
+    assert not (project / "scripts" / "hooks").exists()  # the placeholder is gone again
+
+
 def test_existing_files_are_readable_but_not_writable(tmp_path: Path, project: Path) -> None:
     (project / ".envrc").write_text("export A=1\n")
     (project / ".vscode").mkdir()
@@ -158,9 +191,7 @@ def test_existing_files_are_readable_but_not_writable(tmp_path: Path, project: P
     assert (project / ".vscode" / "tasks.json").read_text() == "{}\n"
 
 
-def test_unattended_the_hook_write_is_refused_before_it_runs(
-    tmp_path: Path, project: Path
-) -> None:
+def test_unattended_the_hook_write_is_refused_before_it_runs(tmp_path: Path, project: Path) -> None:
     registry, ctx, env = _session(tmp_path, project, None)
     try:
         out = _run(registry, ctx, "echo x > .git/hooks/post-checkout")

@@ -25,6 +25,7 @@ a session is protected from its next command on.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -71,7 +72,34 @@ def _existing(path: str, why: str) -> Protection:
     return Protection(path, "ro", why)
 
 
-def project_protections(workdir: str) -> list[Protection]:
+_HOOKS_PATH_RE = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def configured_hooks_dirs(workdir: str, home: str) -> list[str]:
+    """Directories inside workdir that a core.hooksPath (the repository's or
+    your global one) makes git run hooks from, e.g. husky's ``.husky/_``."""
+    found = []
+    for config in (
+        os.path.join(workdir, ".git", "config"),
+        os.path.join(home, ".gitconfig"),
+        os.path.join(home, ".config", "git", "config"),
+    ):
+        try:
+            with open(config, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(1 << 20)
+        except OSError:
+            continue
+        for raw in _HOOKS_PATH_RE.findall(text):
+            value = os.path.expanduser(raw.strip().strip('"'))
+            path = os.path.normpath(os.path.join(workdir, value))
+            if os.path.basename(path) == "_":  # husky: its stubs run the files one up
+                path = os.path.dirname(path)
+            if path != workdir and within(path, workdir) and path not in found:
+                found.append(path)
+    return found
+
+
+def project_protections(workdir: str, home: str | None = None) -> list[Protection]:
     """Protections for the host-executed files of workdir, parents first."""
     plan: list[Protection] = []
     git = os.path.join(workdir, ".git")
@@ -88,6 +116,15 @@ def project_protections(workdir: str) -> list[Protection]:
             else:
                 kind: Action = "new_dir" if entry.kind == "dir" else "new_file"
                 plan.append(Protection(path, kind, entry.why))
+    listed = {p.path for p in plan}
+    for hooks in configured_hooks_dirs(workdir, home or os.path.expanduser("~")):
+        if hooks in listed or any(within(hooks, p) for p in listed):
+            continue
+        why = "git runs hooks from here (core.hooksPath)"
+        if os.path.lexists(hooks):
+            plan.append(_existing(hooks, why))
+        elif os.path.isdir(os.path.dirname(hooks)):
+            plan.append(Protection(hooks, "new_dir", why))
     if os.path.islink(git):
         raise UnprotectableError(
             f"{git} is a symlink, which the sandbox cannot keep from being replaced "
@@ -122,7 +159,33 @@ def sandbox_protections(
 ) -> list[Protection]:
     """Everything a sandbox keeps read-only, parents first (nothing is created:
     see make_placeholders). Raises UnprotectableError."""
-    return project_protections(workdir) + startup_protections(home, rw_roots, hidden)
+    plan = project_protections(workdir, home) + startup_protections(home, rw_roots, hidden)
+    return _pin_parents(plan, rw_roots)
+
+
+def _pin_parents(plan: list[Protection], rw_roots: tuple[str, ...]) -> list[Protection]:
+    """Pin every directory between a writable mount and a protected path: a
+    plain directory holding a mount point can be renamed and rebuilt."""
+    have = {item.path for item in plan}
+    pins = []
+    for item in plan:
+        roots = [r for r in rw_roots if within(item.path, r) and item.path != r]
+        if not roots:
+            continue
+        root = max(roots, key=len)
+        parent = os.path.dirname(item.path)
+        while parent != root and within(parent, root) and parent not in have:
+            if os.path.islink(parent):
+                raise UnprotectableError(
+                    f"{parent} is a symlink above {item.path} ({item.why}), which the sandbox "
+                    "cannot keep from being replaced; use another backend"
+                )
+            if os.path.isdir(parent):
+                pins.append(Protection(parent, "pin", "holds a read-only path"))
+            have.add(parent)
+            parent = os.path.dirname(parent)
+    # Parents first: a mount inside another must come after it.
+    return sorted(pins + plan, key=lambda item: item.path.count("/"))
 
 
 def make_placeholders(plan: list[Protection]) -> list[Protection]:

@@ -49,6 +49,13 @@ HOST_EXECUTED_PATHS: tuple[HostExecuted, ...] = (
     HostExecuted(".vscode", "dir", "VS Code tasks, launch configs and settings (terminal, interpreters)"),
     HostExecuted(".idea", "dir", "JetBrains run configurations and tool settings"),
     HostExecuted(".devcontainer", "dir", "dev container build and post-create commands"),
+    # Hook managers: the installed git hook runs what these say at the next commit.
+    HostExecuted(".pre-commit-config.yaml", "file", "pre-commit runs its hooks", placeholder=False),
+    HostExecuted(".husky", "dir", "husky's git hooks", placeholder=False),
+    HostExecuted(".githooks", "dir", "git hooks kept in the tree", placeholder=False),
+    HostExecuted("lefthook.yml", "file", "lefthook's git hooks", placeholder=False),
+    HostExecuted(".lefthook.yml", "file", "lefthook's git hooks", placeholder=False),
+    HostExecuted(".overcommit.yml", "file", "overcommit's git hooks", placeholder=False),
 )  # fmt: skip
 
 # Directory names whose whole content the host acts on, wherever they are.
@@ -56,6 +63,9 @@ _EDITOR_DIRS = {".herald": "Herald's project plugins and skills (.herald/)",
                 ".vscode": "editor tasks and settings (.vscode/)",
                 ".idea": "JetBrains run configurations (.idea/)",
                 ".devcontainer": "dev container commands (.devcontainer/)"}  # fmt: skip
+_HOOK_MANAGER_FILES = frozenset({".pre-commit-config.yaml", "lefthook.yml", "lefthook.yaml",
+                                 ".lefthook.yml", ".overcommit.yml"})  # fmt: skip
+_HOOK_DIRS = frozenset({".husky", ".githooks"})
 _GIT_FILES = frozenset({"config", "commondir", "config.worktree"})
 _GIT_DIRS = frozenset({"hooks", "modules", "worktrees"})
 
@@ -79,6 +89,10 @@ def host_executed_target(path: str) -> str | None:
         return "a git configuration file (git runs hooks, fsmonitor and aliases from it)"
     if name == ".git":
         return "a git directory or gitdir file (what git runs depends on it)"
+    if name in _HOOK_MANAGER_FILES:
+        return f"a git hook manager's configuration ({name}: run at the next commit)"
+    if any(part in _HOOK_DIRS for part in parts):
+        return "git hooks kept in the tree (.husky/, .githooks/)"
     for i, part in enumerate(parts):
         if part == ".herald" and _is_a_home(parts[:i], path.startswith("/")):
             continue  # Herald's own home: the sensitive-write rule's business
