@@ -109,6 +109,14 @@ def test_the_home_or_a_directory_holding_it_is_refused_as_working_directory(site
     for workdir in (site.home, site.home.parent):
         with pytest.raises(ConfigError, match=r"refuses .* as its working directory"):
             site.sandbox(workdir=workdir)
+    with pytest.raises(ConfigError, match="cannot be /"):
+        SandboxSpec.from_config(SandboxConfig(), "/")
+    if os.geteuid() == 0:  # only root can give a directory to someone else here
+        foreign = site.work.parent / "someone-elses"
+        foreign.mkdir()
+        os.chown(foreign, 54321, 54321)
+        with pytest.raises(ConfigError, match="belongs to uid 54321, not to you"):
+            site.sandbox(workdir=foreign)
     with pytest.raises(ConfigError, match="your home directory or holds it"):
         SandboxSpec.from_config(
             SandboxConfig(mounts=[f"{Path.home()}:rw"]), str(site.work)
