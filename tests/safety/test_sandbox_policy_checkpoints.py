@@ -128,6 +128,12 @@ def test_moving_the_project_into_private_tmp_first_is_project_damage(repo: Path)
     assert _decide("rm -rf /tmp/x && echo removed build", repo, None).outcome == ALLOW
 
 
+def test_redirects_are_not_paths_but_digits_in_names_are(repo: Path) -> None:
+    assert _decide("rm -rf /tmp/x 2>&1 >/tmp/log", repo, None).outcome == ALLOW
+    assert _decide("rm -rf 9/tmp/x", repo, None).outcome == ASK  # the project's 9/tmp/x
+    assert _decide("rm -rf /tmp/x 2>build.log", repo, None).outcome == ASK
+
+
 def test_a_symlink_from_private_tmp_into_the_history_is_followed(
     repo: Path, tmp_path: Path
 ) -> None:

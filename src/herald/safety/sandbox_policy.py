@@ -31,6 +31,7 @@ checker.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,7 +76,9 @@ NETWORK_PROGRAMS = frozenset({"curl", "wget", "http", "https", "aria2c", "lynx",
 _GIT_REMOTE = frozenset({"push", "fetch", "pull", "clone", "remote", "ls-remote"})
 # cd changes what relative paths mean; shopt/set can turn on dotglob (".*" then *).
 _UNCHECKABLE = frozenset({"cd", "pushd", "popd", "shopt", "set"})
-_REDIRECT_CHARS = "<>&|0123456789"
+# A redirect glued to its target (2>/tmp/log, &>>out): only the operator goes;
+# a file name that starts with digits (9/tmp/x) stays a relative path.
+_REDIRECT_RE = re.compile(r"^(?:\d*|&)(?:>>|>\||>&|<>|<<<|<<|<&|>|<)")
 # find tests whose value is a pattern, not a path.
 _FIND_PATTERN_TESTS = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename",
                                  "-iwholename", "-regex", "-iregex", "-type", "-xtype",
@@ -139,7 +142,11 @@ def _resolve(word: str, scope: SandboxScope, cwd: str) -> list[str] | None:
         word = word.split("=", 1)[1]
     elif word.startswith("-"):
         return []
-    word = word.lstrip(_REDIRECT_CHARS)
+    stripped = _REDIRECT_RE.sub("", word, count=1)
+    operator = word[: len(word) - len(stripped)]
+    if operator.endswith("&") and (stripped.isdigit() or stripped == "-"):
+        return []  # 2>&1, >&-: a file descriptor, not a file
+    word = stripped
     if not word:
         return []
     if word == "~" or word.startswith("~/"):
