@@ -13,8 +13,12 @@ import pytest
 from herald.testing.homes import make_home
 
 
-def _explain(home: Path, cwd: Path, *args: str, path: str | None = None):  # type: ignore[no-untyped-def]
+def _explain(
+    home: Path, cwd: Path, *args: str, path: str | None = None, user_home: Path | None = None
+):  # type: ignore[no-untyped-def]
     env = dict(os.environ, HERALD_HOME=str(home), COLUMNS="200")
+    if user_home is not None:
+        env["HOME"] = str(user_home)
     if path is not None:
         env["PATH"] = path
     return subprocess.run(
@@ -44,7 +48,10 @@ def test_bwrap_is_explained_with_mounts_network_limits_and_policy(
     done = _explain(isolated_env, project, "--no-check")
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
-    assert f"working dir: {project} (read-write)" in text
+    assert f"working dir: {project} (read-write, except the read-only paths below)" in text
+    assert f"{project}/.git/hooks" not in text  # no repository: nothing of git to protect
+    assert f"{project}/.envrc (not there yet: kept from being created)" in text
+    assert not (project / ".envrc").exists()  # explaining creates nothing
     assert f"mounts: {data} (read-only)" in text
     assert "network: off" in text and "1024 MiB" in text and "100 processes" in text
     assert "approvals: relaxed" in text and "hard-line commands are still refused" in text
@@ -88,3 +95,19 @@ def test_docker_names_its_image_and_container_wide_limits(
     assert done.returncode == 0, done.stderr
     assert "one container per session from debian:bookworm-slim" in text
     assert "MiB for the whole container" in text and "the container's pids limit" in text
+
+
+@pytest.mark.parametrize("where", ["home", "parent"])
+def test_the_home_or_a_directory_holding_it_is_refused_with_the_reason(
+    isolated_env: Path, tmp_path: Path, where: str
+) -> None:
+    user_home = tmp_path / "users" / "me"
+    user_home.mkdir(parents=True)
+    make_home(isolated_env, {"terminal": {"backend": "bwrap"}})
+    cwd = user_home if where == "home" else user_home.parent
+    done = _explain(isolated_env, cwd, "--no-check", user_home=user_home)
+    text = " ".join(done.stdout.split())
+    assert done.returncode == 1, done.stdout
+    assert "no sandbox here" in text and "refuses" in text
+    assert "is your home directory" in text if where == "home" else "holds your home" in text
+    assert "is not mounted" not in text  # never claims the home is hidden

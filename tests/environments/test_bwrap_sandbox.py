@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from environment_support import host_pid, require_bwrap, wait_dead, wait_for_file
 
-from herald.config import HeraldConfig
+from herald.config import ConfigError, HeraldConfig
+from herald.config.schema_terminal import SandboxConfig
 from herald.environments import (
     BwrapEnvironment,
     Mount,
@@ -102,27 +103,38 @@ def test_the_ssh_key_and_heralds_env_cannot_be_read(site: Site, sandbox: BwrapEn
     assert key.read_text().startswith(FAKE_KEY)  # still there on the host
 
 
-def test_with_the_home_as_working_directory_its_secrets_stay_hidden(site: Site) -> None:
-    env = site.sandbox(workdir=site.home)
-    try:
-        output = run(env, "ls -a; cat .ssh/id_rsa .herald/.env; cat notes.txt")
-    finally:
-        env.close()
-    assert "private notes" in output  # the directory the user chose is visible
-    assert "zq-test-key" not in output and FAKE_ENV_SECRET not in output
+def test_the_home_or_a_directory_holding_it_is_refused_as_working_directory(site: Site) -> None:
+    # This test used to run a sandbox with the home as its read-write working
+    # directory; that exposed ~/.npmrc and let ~/.bashrc be appended to (issue 27).
+    for workdir in (site.home, site.home.parent):
+        with pytest.raises(ConfigError, match=r"refuses .* as its working directory"):
+            site.sandbox(workdir=workdir)
+    with pytest.raises(ConfigError, match="cannot be /"):
+        SandboxSpec.from_config(SandboxConfig(), "/")
+    if os.geteuid() == 0:  # only root can give a directory to someone else here
+        foreign = site.work.parent / "someone-elses"
+        foreign.mkdir()
+        os.chown(foreign, 54321, 54321)
+        with pytest.raises(ConfigError, match="belongs to uid 54321, not to you"):
+            site.sandbox(workdir=foreign)
+    with pytest.raises(ConfigError, match="your home directory or holds it"):
+        SandboxSpec.from_config(
+            SandboxConfig(mounts=[f"{Path.home()}:rw"]), str(site.work)
+        )
 
 
 def test_secret_dirs_that_are_symlinks_are_masked_at_their_target(
     site: Site, tmp_path: Path
 ) -> None:
-    keys = site.home / "keys-store"
-    keys.mkdir()
+    config = site.home / ".config"
+    keys = config / "keys-store"
+    keys.mkdir(parents=True)
     (keys / "token").write_text("zq-linked-secret\n")
-    (site.home / ".aws").symlink_to(keys)  # inside the visible home: masked at its target
-    (site.home / ".kube").symlink_to(tmp_path / "elsewhere")  # dangling: nothing to mask
-    env = site.sandbox(workdir=site.home)
+    (config / "gh").symlink_to(keys)  # inside a visible mount: masked at its target
+    (config / "rclone").symlink_to(tmp_path / "elsewhere")  # dangling: nothing to mask
+    env = site.sandbox(mounts=(Mount(str(config), "ro"),))
     try:
-        output = run(env, "cat .aws/token keys-store/token; ls .kube; echo END")
+        output = run(env, f"cat {config}/gh/token {keys}/token; ls {config}/rclone; echo END")
     finally:
         env.close()
     assert "zq-linked-secret" not in output and output.endswith("END\n")
@@ -282,6 +294,21 @@ def test_a_fork_bomb_is_contained_and_dies_with_its_command(site: Site) -> None:
             assert int((cgroup.path / "pids.peak").read_text()) <= 32
             assert int((cgroup.path / "pids.events").read_text().split()[1]) > 0  # forks refused
         assert env.sandbox_pids() == []  # every process of that command is gone
+        assert run(env, "echo alive") == "alive\n"
+    finally:
+        env.close()
+
+
+def test_the_total_memory_cap_holds_across_processes(site: Site) -> None:
+    # Four processes of 40 MiB each stay under a 256 MiB per-process limit, but
+    # not under a 96 MiB total: the memory cgroup stops them together.
+    env = site.sandbox(memory_mb=256, total_memory_mb=96)
+    try:
+        hog = "/usr/bin/python3 -c 'import time; x = bytearray(40 << 20); time.sleep(3)'"
+        out = run(env, f"for i in 1 2 3 4; do {hog} & done; wait; echo done", timeout=60)
+        if not env.total_memory_by_cgroup:
+            pytest.skip("no writable memory cgroup here (explain says so)")
+        assert out.endswith("done\n") and ("Killed" in out or "MemoryError" in out), out
         assert run(env, "echo alive") == "alive\n"
     finally:
         env.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from environment_support import TEST_DOCKER_IMAGE, require_docker
 
-from herald.config import HeraldConfig
+from herald.config import ConfigError, HeraldConfig
 from herald.environments import Mount, SandboxSpec, SandboxUnavailableError, create_environment
 from herald.environments.docker import LABEL, OWNER_PID_LABEL, DockerEnvironment
 
@@ -50,6 +50,31 @@ def test_the_container_is_shaped_by_the_sandbox_keys(tmp_path: Path) -> None:
     assert "/var/run/docker.sock" not in joined and str(Path.home()) not in joined.split()
     networked = _env(tmp_path, network=True).run_args()
     assert "none" not in networked[networked.index("--network") + 1]
+
+
+def test_the_container_keeps_host_executed_files_read_only_and_secrets_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "autostart").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    work = tmp_path / "work"
+    (work / ".git" / "hooks").mkdir(parents=True)
+    (work / ".git" / "config").write_text("")
+    env = _env(work, mounts=(Mount(str(home / ".config"), "rw"),), total_memory_mb=300)
+    joined = " ".join(env.run_args())
+    git = work / ".git"
+    assert f"type=bind,source={git},target={git} " in joined  # pinned: cannot be renamed
+    for path in (git / "hooks", git / "config", work / ".envrc", work / ".vscode"):
+        assert f"type=bind,source={path},target={path},readonly" in joined
+    autostart = home / ".config" / "autostart"
+    assert f"source={autostart},target={autostart},readonly" in joined
+    assert f"type=tmpfs,target={home / '.config' / 'gh'}" in joined
+    assert "--memory 300m" in joined
+    assert not (work / ".envrc").exists()  # run_args creates nothing; the start does
+    with pytest.raises(ConfigError, match="home directory"):
+        _env(home)
 
 
 def test_no_daemon_refuses_and_runs_nothing_on_the_host(

@@ -1,6 +1,7 @@
 """The terminal tool's approval gate on the bwrap backend: relaxed runs
-sandbox-only damage without a prompt (and it really happens, inside), strict
-asks as on the host, and a rw mount outside the workdir still asks."""
+sandbox-private damage without a prompt (and it really happens, inside) but
+asks for the project itself when no checkpoint covers it, strict asks as on
+the host, and a rw mount outside the workdir still asks."""
 
 from __future__ import annotations
 
@@ -52,15 +53,28 @@ def _run(registry: ToolRegistry, ctx: ToolContext, command: str):  # type: ignor
     return registry.dispatch("terminal", json.dumps({"command": command}), ctx)
 
 
-def test_relaxed_runs_sandbox_only_damage_without_a_prompt(tmp_path: Path) -> None:
+def test_relaxed_runs_sandbox_private_damage_without_a_prompt(tmp_path: Path) -> None:
+    human = Human("deny")
+    registry, ctx, _ = _session(tmp_path, {}, human)
+    try:
+        result = _run(registry, ctx, "mkdir -p /tmp/scratch/a && rm -rf /tmp/scratch && echo cleaned")
+        assert not result.is_error and "cleaned" in result.content
+        assert human.prompts == []
+        refused = _run(registry, ctx, "rm -rf /")
+        assert refused.is_error and "blocked whatever the configuration" in refused.content
+    finally:
+        ctx.environment.close()  # type: ignore[union-attr]
+
+
+def test_relaxed_still_asks_for_the_project_without_a_checkpoint(tmp_path: Path) -> None:
+    # The working directory is the owner's real project (issue 27): this test
+    # used to expect `rm -rf build` there to run unasked.
     human = Human("deny")
     registry, ctx, work = _session(tmp_path, {}, human)
     try:
-        result = _run(registry, ctx, "rm -rf build && echo cleaned")
-        assert not result.is_error and "cleaned" in result.content
-        assert human.prompts == [] and not (work / "build").exists()
-        refused = _run(registry, ctx, "rm -rf /")
-        assert refused.is_error and "blocked whatever the configuration" in refused.content
+        result = _run(registry, ctx, "rm -rf build")
+        assert result.is_error and len(human.prompts) == 1
+        assert (work / "build" / "out.o").exists()
     finally:
         ctx.environment.close()  # type: ignore[union-attr]
 

@@ -232,6 +232,8 @@ DANGEROUS = [
     ("fdisk /dev/sda", "dangerous.partition_table"),
     ("parted /dev/sda mklabel gpt", "dangerous.partition_table"),
     ("sgdisk --zap-all /dev/sdb", "dangerous.partition_table"),
+    ("echo x > .git/hooks/post-checkout", "dangerous.host_executed_write"),
+    ("git config core.hooksPath /tmp/h", "dangerous.host_executed_write"),
     ("crontab -r", "dangerous.crontab"),
     ("crontab mycron.txt", "dangerous.crontab"),
     ("(crontab -l; echo '* * * * * x') | crontab -", "dangerous.crontab"),

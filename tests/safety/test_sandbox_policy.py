@@ -1,6 +1,11 @@
 """`approvals.sandboxed: relaxed`: which flagged commands skip the prompt inside a
 sandbox, and that hard-line rules, deny globs and anything reaching outside
-still refuse or ask. Real directories (symlinks are followed for real)."""
+still refuse or ask. Real directories (symlinks are followed for real).
+
+The working directory is the owner's project: damage there is relaxed only
+with a checkpoint covering it (the `checkpointed` port, played here by plain
+functions); these tests used to relax it unconditionally, which lost real
+work (issue 27)."""
 
 from __future__ import annotations
 
@@ -29,7 +34,12 @@ def data(tmp_path: Path) -> Path:
 PRIVATE = "/herald-test-private-tmp"  # the tests' work dirs live under the real /tmp
 
 
+def covered(paths: tuple[str, ...]) -> bool:
+    return True
+
+
 def scope_for(work: Path, backend: str = "bwrap", **kwargs: object) -> SandboxScope:
+    kwargs.setdefault("checkpointed", covered)
     return SandboxScope(backend, str(work), private_dirs=(PRIVATE,), **kwargs)  # type: ignore[arg-type]
 
 
@@ -45,8 +55,6 @@ def _decide(command: str, work: Path, scope: SandboxScope | None, cwd: Path | No
         "rm -rf ./build/*",
         "rm -f notes.txt other.txt",
         "find . -name '*.pyc' -delete",
-        "git reset --hard HEAD~1",
-        "git clean -fdx",
         "rm -rf {private}/scratch",
         "python3 -c 'print(1)'",
         "pip install -r requirements.txt && rm -rf build",

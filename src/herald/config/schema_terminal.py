@@ -48,6 +48,12 @@ class SandboxConfig(StrictModel):
     memory_mb: int = Field(
         8192, ge=0, description="address-space limit per process in MiB (0 = no limit)"
     )
+    total_memory_mb: int = Field(
+        4096,
+        ge=0,
+        description="memory (RAM) the whole sandbox may use in MiB, enforced by a cgroup where "
+        "one is writable (docker: the container's limit); 0 = no total limit",
+    )
     cpu_seconds: int = Field(0, ge=0, description="CPU seconds per process (0 = no limit)")
     max_processes: int = Field(
         512, ge=0, description="processes the sandbox may hold at once (0 = no limit)"

@@ -9,7 +9,12 @@ connection; `BwrapEnvironment` runs it in a per-session bubblewrap sandbox
 and `DockerEnvironment` in a per-session container, both showing only the
 working directory and the ``terminal.sandbox`` mounts (`SandboxSpec`) and
 raising `SandboxUnavailableError` (never falling back to the host) when the
-sandbox cannot start; `explain_terminal` describes that isolation in words
+sandbox cannot start. Inside the writable working directory they keep the files
+the host runs later read-only (git hooks and config, .envrc, editor task files:
+`herald.environments.protected`), hide credentials inside any mount, refuse
+the home (or a directory holding it) as working directory, and cap the
+sandbox's total memory by cgroup where one is writable; `explain_terminal`
+describes that isolation in words
 (`herald sandbox explain`). All honour the same contract (`Environment`): timeouts and
 interrupts kill the whole process tree, background processes can be read,
 fed and killed, file reads and atomic writes go through the same backend, and

@@ -2,9 +2,13 @@
 as root (the kernel never applies RLIMIT_NPROC to uid 0, even inside a user
 namespace), and a way to kill every process a session ever started.
 
-cgroup v1 (a ``pids`` hierarchy) and v2 (``pids`` enabled in the root's
-``cgroup.subtree_control``) are both handled; where neither is writable
-`PidsCgroup.create` returns None and the caller decides what that means.
+`MemoryCgroup` is the same for memory: the total RAM the whole sandbox may
+use (``terminal.sandbox.total_memory_mb``), which per-process rlimits cannot
+express.
+
+cgroup v1 (a ``pids`` / ``memory`` hierarchy) and v2 (the controller enabled
+in the root's ``cgroup.subtree_control``) are both handled; where neither is
+writable `create` returns None and the caller decides what that means.
 """
 
 from __future__ import annotations
@@ -16,18 +20,45 @@ import time
 from pathlib import Path
 
 _PREFIX = "herald-sbx-"
-_V1 = Path("/sys/fs/cgroup/pids")
-_V2 = Path("/sys/fs/cgroup")
+_ROOT = Path("/sys/fs/cgroup")
 
 
-def _pids_hierarchy() -> Path | None:
-    if (_V1 / "cgroup.procs").exists() and os.access(_V1, os.W_OK):
-        return _V1
+def _hierarchy(controller: str) -> tuple[Path, bool] | None:
+    """(where to make groups for controller, whether it is cgroup v2), or None."""
+    v1 = _ROOT / controller
+    if (v1 / "cgroup.procs").exists() and os.access(v1, os.W_OK):
+        return v1, False
     try:
-        enabled = (_V2 / "cgroup.subtree_control").read_text().split()
+        enabled = (_ROOT / "cgroup.subtree_control").read_text().split()
     except OSError:
         return None
-    return _V2 if "pids" in enabled and os.access(_V2, os.W_OK) else None
+    return (_ROOT, True) if controller in enabled and os.access(_ROOT, os.W_OK) else None
+
+
+def _make_group(controller: str, settings: dict[tuple[str, str], str]) -> Path | None:
+    """A new group with settings[(v1 file, v2 file)] written, or None."""
+    found = _hierarchy(controller)
+    if found is None:
+        return None
+    base, v2 = found
+    _remove_empty_leftovers(base)
+    path = base / f"{_PREFIX}{os.getpid()}-{_random.token_hex(4)}"
+    try:
+        path.mkdir()
+        for (v1_file, v2_file), value in settings.items():
+            (path / (v2_file if v2 else v1_file)).write_text(value)
+    except OSError:
+        try:
+            path.rmdir()
+        except OSError:
+            pass
+        return None
+    return path
+
+
+def memory_cgroup_available() -> bool:
+    """Whether a memory cgroup could be made here (for `herald sandbox explain`)."""
+    return _hierarchy("memory") is not None
 
 
 class PidsCgroup:
@@ -40,21 +71,9 @@ class PidsCgroup:
 
     @classmethod
     def create(cls, max_pids: int) -> PidsCgroup | None:
-        base = _pids_hierarchy()
-        if base is None:
-            return None
-        _remove_empty_leftovers(base)
-        path = base / f"{_PREFIX}{os.getpid()}-{_random.token_hex(4)}"
-        try:
-            path.mkdir()
-            (path / "pids.max").write_text(str(max_pids) if max_pids > 0 else "max")
-        except OSError:
-            try:
-                path.rmdir()
-            except OSError:
-                pass
-            return None
-        return cls(path)
+        value = str(max_pids) if max_pids > 0 else "max"
+        path = _make_group("pids", {("pids.max", "pids.max"): value})
+        return cls(path) if path is not None else None
 
     def pids(self) -> list[int]:
         try:
@@ -86,6 +105,27 @@ class PidsCgroup:
                 return
             except OSError:
                 time.sleep(0.02)
+
+
+class MemoryCgroup(PidsCgroup):
+    """A group whose processes together may use at most limit_mb of RAM (the
+    kernel's OOM killer picks a process inside when they try for more)."""
+
+    @classmethod
+    def create(cls, limit_mb: int) -> MemoryCgroup | None:  # type: ignore[override]
+        limit = str(limit_mb * 1024 * 1024)
+        settings = {("memory.limit_in_bytes", "memory.max"): limit}
+        path = _make_group("memory", settings)
+        if path is None:
+            return None
+        # v2: no swapping around the limit either (v1 needs swap accounting for that).
+        swap = path / "memory.swap.max"
+        if swap.exists():
+            try:
+                swap.write_text("0")
+            except OSError:
+                pass
+        return cls(path)
 
 
 def _remove_empty_leftovers(base: Path) -> None:

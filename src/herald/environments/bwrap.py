@@ -37,7 +37,7 @@ from pathlib import Path
 from herald.config import ConfigError, Secrets
 from herald.config.home import base_home
 from herald.environments._background import PipedBackgroundProcess, ProcessTable
-from herald.environments._cgroup import PidsCgroup
+from herald.environments._cgroup import MemoryCgroup, PidsCgroup
 from herald.environments._output import DEFAULT_MAX_OUTPUT_BYTES
 from herald.environments._ssh_scripts import ScriptFileOps
 from herald.environments._streaming import (
@@ -53,7 +53,20 @@ from herald.environments.base import (
 )
 from herald.environments.child_env import build_child_env
 from herald.environments.local import drive_to_completion
-from herald.environments.sandbox_spec import SYSTEM_DIRS, SandboxSpec, hidden_paths, is_within
+from herald.environments.protected import (
+    Protection,
+    UnprotectableError,
+    make_placeholders,
+    remove_placeholders,
+    sandbox_protections,
+)
+from herald.environments.sandbox_spec import (
+    SYSTEM_DIRS,
+    SandboxSpec,
+    hidden_paths,
+    is_within,
+    workdir_problem,
+)
 
 _FILE_OP_TIMEOUT_S = 120.0
 _PROBE_TIMEOUT_S = 20.0
@@ -134,6 +147,9 @@ class BwrapEnvironment(ScriptFileOps, Environment):
                 f"the sandbox's working directory {self._cwd} is inside Herald's home "
                 f"({self._herald_home}), which a sandbox never shows; work in another directory"
             )
+        problem = workdir_problem(self._cwd, self._home)
+        if problem:
+            raise ConfigError(problem)
         self._bwrap_name = bwrap
         self._secrets = secrets
         self._base_env = dict(base_env) if base_env is not None else None
@@ -144,6 +160,9 @@ class BwrapEnvironment(ScriptFileOps, Environment):
         self._failure: SandboxUnavailableError | None = None
         self._session_dir: str | None = None
         self._cgroup: PidsCgroup | None = None
+        self._memory_cgroup: MemoryCgroup | None = None
+        self.total_memory_by_cgroup = False  # known once the sandbox started
+        self._placeholders: list[Protection] = []
         self._background = ProcessTable()
         self._live: set[subprocess.Popen[bytes]] = set()
         self._lock = threading.Lock()
@@ -190,6 +209,11 @@ class BwrapEnvironment(ScriptFileOps, Environment):
         self._session_dir = tempfile.mkdtemp(prefix=f"{SESSION_DIR_PREFIX}{os.getpid()}-")
         for sub in ("tmp", "home"):
             os.mkdir(os.path.join(self._session_dir, sub), 0o700)
+        if self.spec.total_memory_mb:
+            # Best effort: without a writable memory cgroup only the per-process
+            # rlimit holds (herald sandbox explain says which).
+            self._memory_cgroup = MemoryCgroup.create(self.spec.total_memory_mb)
+            self.total_memory_by_cgroup = self._memory_cgroup is not None
         if self.limits_processes_by_cgroup:
             self._cgroup = PidsCgroup.create(self.spec.max_processes)
             if self._cgroup is None:
@@ -263,17 +287,38 @@ class BwrapEnvironment(ScriptFileOps, Environment):
         # Parents first: a mount inside another must come after it.
         for dest, how in sorted(binds, key=lambda b: b[0].count("/")):
             args += [*how, dest]
-        for path in hidden_paths(spec, home=self._home, herald_home=self._herald_home):
+        hidden = self.hidden()
+        plan = self.protections(tuple(hidden))
+        self._placeholders += make_placeholders(plan)
+        for item in plan:
+            args += ["--bind" if item.action == "pin" else "--ro-bind", item.path, item.path]
+        for path in hidden:
             if os.path.isdir(path) and not os.path.islink(path):
                 args += ["--tmpfs", path, "--remount-ro", path]
             else:
                 args += ["--ro-bind", "/dev/null", path]
         args += ["--remount-ro", "/", "--chdir", cwd, "--"]
         prefix: list[str] = []
-        if self._cgroup is not None:
-            # Join the session's cgroup before bwrap starts: all it forks stays inside.
-            prefix = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', self._cgroup.procs_file]
+        groups = [g.procs_file for g in (self._cgroup, self._memory_cgroup) if g is not None]
+        if groups:
+            # Join the session's cgroups before bwrap starts: all it forks stays inside.
+            script = "".join(f"echo $$ > {shlex.quote(f)} && " for f in groups)
+            prefix = ["/bin/sh", "-c", script + 'exec "$@"', "sh"]
         return [*prefix, *args, *inner]
+
+    def protections(self, hidden: tuple[str, ...] = ()) -> list[Protection]:
+        """What this session keeps read-only inside its writable mounts (see
+        herald.environments.protected), without creating anything."""
+        spec = self.spec
+        rw_roots = (spec.workdir, *spec.rw_paths_outside_workdir())
+        try:
+            return sandbox_protections(spec.workdir, rw_roots, self._home, hidden)
+        except UnprotectableError as exc:
+            raise SandboxUnavailableError(f"the sandbox cannot start: {exc}. {_NOT_ON_HOST}") from None
+
+    def hidden(self) -> list[str]:
+        """The secret paths this session masks."""
+        return hidden_paths(self.spec, home=self._home, herald_home=self._herald_home)
 
     def _wrapper(self, command: str) -> list[str]:
         """bash inside the sandbox: set the rlimits, then run `command`."""
@@ -380,9 +425,14 @@ class BwrapEnvironment(ScriptFileOps, Environment):
         self._cleanup_dirs()
 
     def _cleanup_dirs(self) -> None:
+        remove_placeholders(self._placeholders)
+        self._placeholders = []
         if self._cgroup is not None:
             self._cgroup.remove()
             self._cgroup = None
+        if self._memory_cgroup is not None:
+            self._memory_cgroup.remove()
+            self._memory_cgroup = None
         if self._session_dir is not None:
             shutil.rmtree(self._session_dir, ignore_errors=True)
             self._session_dir = None

@@ -28,10 +28,19 @@ import subprocess
 import threading
 import time
 
+from herald.config import ConfigError
+from herald.config.home import base_home
 from herald.environments._channel import ShellChannelEnvironment
 from herald.environments._output import DEFAULT_MAX_OUTPUT_BYTES
 from herald.environments.base import EnvironmentConnectionError, SandboxUnavailableError
-from herald.environments.sandbox_spec import SandboxSpec
+from herald.environments.protected import (
+    Protection,
+    UnprotectableError,
+    make_placeholders,
+    remove_placeholders,
+    sandbox_protections,
+)
+from herald.environments.sandbox_spec import SandboxSpec, hidden_paths, is_within, workdir_problem
 
 LABEL = "herald.sandbox"
 OWNER_HOST_LABEL = "herald.owner_host"
@@ -74,6 +83,11 @@ class DockerEnvironment(ShellChannelEnvironment):
             max_output_bytes=max_output_bytes,
         )
         self.spec = spec
+        self._host_home = os.path.expanduser("~")
+        problem = workdir_problem(spec.workdir, self._host_home)
+        if problem:
+            raise ConfigError(problem)
+        self._placeholders: list[Protection] = []
         self.image = image
         self._idle_timeout = idle_timeout
         self._docker_name = docker
@@ -129,8 +143,9 @@ class DockerEnvironment(ShellChannelEnvironment):
         for capability in _KEPT_CAPABILITIES:
             args += ["--cap-add", capability]
         args += ["--network", "bridge" if spec.network else "none"]
-        if spec.memory_mb:
-            args += ["--memory", f"{spec.memory_mb}m"]
+        memory = spec.total_memory_mb or spec.memory_mb
+        if memory:
+            args += ["--memory", f"{memory}m", "--memory-swap", f"{memory}m"]
         if spec.max_processes:
             args += ["--pids-limit", str(spec.max_processes)]
         if spec.cpu_seconds:
@@ -139,8 +154,34 @@ class DockerEnvironment(ShellChannelEnvironment):
         for mount in spec.mounts:
             option = ",readonly" if mount.mode == "ro" else ""
             args += ["--mount", f"type=bind,source={mount.path},target={mount.path}{option}"]
+        hidden = self.hidden()
+        for item in self.protections(tuple(hidden)):
+            option = "" if item.action == "pin" else ",readonly"
+            args += ["--mount", f"type=bind,source={item.path},target={item.path}{option}"]
+        for path in hidden:
+            if os.path.isdir(path) and not os.path.islink(path):
+                args += ["--mount", f"type=tmpfs,target={path},tmpfs-size=4096,tmpfs-mode=0500"]
+            else:
+                args += ["--mount", f"type=bind,source=/dev/null,target={path},readonly"]
         args += ["--workdir", spec.workdir, "--entrypoint", "sleep", self.image, "infinity"]
         return args
+
+    def hidden(self) -> list[str]:
+        """Secrets inside the mounts (the container's own /etc is not the host's)."""
+        roots = self.spec.visible_roots()
+        found = hidden_paths(self.spec, home=self._host_home, herald_home=str(base_home()))
+        return [p for p in found if any(is_within(p, root) for root in roots)]
+
+    def protections(self, hidden: tuple[str, ...] = ()) -> list[Protection]:
+        """What the container keeps read-only inside its writable mounts."""
+        spec = self.spec
+        rw_roots = (spec.workdir, *spec.rw_paths_outside_workdir())
+        try:
+            return sandbox_protections(spec.workdir, rw_roots, self._host_home, hidden)
+        except UnprotectableError as exc:
+            raise SandboxUnavailableError(
+                f"the docker sandbox cannot start: {exc}. {_NOT_ON_HOST}"
+            ) from None
 
     def ensure_container(self) -> str:
         """The running container, started (and orphans removed) on first use."""
@@ -159,6 +200,8 @@ class DockerEnvironment(ShellChannelEnvironment):
                     + _NOT_ON_HOST
                 )
             self.remove_orphans()
+            # docker needs every bind source to exist: make the read-only placeholders.
+            self._placeholders += make_placeholders(self.protections(tuple(self.hidden())))
             started = self._cli(*self.run_args(), timeout=600)  # may pull the image
             if started.returncode != 0:
                 why = started.stderr.strip()[-500:] or f"exit status {started.returncode}"
@@ -213,6 +256,8 @@ class DockerEnvironment(ShellChannelEnvironment):
             if self._active or any(p.poll() is None for p in self.processes()):
                 return  # busy: the next command re-arms the timer
         self._remove_container()
+        remove_placeholders(self._placeholders)
+        self._placeholders = []
 
     @property
     def container(self) -> str | None:
@@ -273,3 +318,5 @@ class DockerEnvironment(ShellChannelEnvironment):
         while self._active and time.monotonic() < deadline:
             time.sleep(0.02)
         self._remove_container()
+        remove_placeholders(self._placeholders)
+        self._placeholders = []

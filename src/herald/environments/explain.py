@@ -1,29 +1,38 @@
 """`explain_terminal`: what the session's backend isolates, in words a user can
-check before trusting it (`herald sandbox explain`)."""
+check before trusting it (`herald sandbox explain`).
+
+For a sandbox the paths are the ones the backend really mounts for this
+working directory (the same functions build the bwrap and docker command
+lines): what is hidden, what is read-only inside the writable mounts, and what
+a command can write. Nothing is created to find out.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from herald.config import ConfigError, HeraldConfig
 from herald.config.home import base_home
-from herald.environments.base import EnvironmentConnectionError
+from herald.environments._cgroup import memory_cgroup_available
+from herald.environments.base import EnvironmentConnectionError, SandboxUnavailableError
+from herald.environments.protected import Protection
 from herald.environments.sandbox_spec import (
     ETC_SECRETS,
     HOME_SECRETS,
     SYSTEM_DIRS,
     SandboxSpec,
+    is_within,
 )
 
 RELAXED_TEXT = (
-    "relaxed (approvals.sandboxed): commands that only endanger the sandbox run without "
-    "a prompt: deleting files in the working directory or /tmp, recursive chmod there, "
-    "git reset/clean, and (with no network and no rw mount outside the working directory) "
-    "inline code such as python -c; hard-line commands are still refused; anything "
-    "reaching outside (rw mounts outside the working directory, network commands when "
-    "network is on, ssh, docker, git push) still asks"
+    "relaxed (approvals.sandboxed): a flagged command runs without a prompt only when all "
+    "it can damage is the sandbox's own /tmp, home or processes (or project files a "
+    "checkpoint taken for it covers); deleting or rewriting project files, git history "
+    "(rm -rf .git, reset --hard, clean -fdx, reflog expire), the read-only files above, "
+    "rw mounts outside the working directory, network commands when network is on, ssh, "
+    "docker and git push still ask; hard-line commands are still refused"
 )
 STRICT_TEXT = "strict (approvals.sandboxed): the same prompts as on the host"
 
@@ -32,11 +41,32 @@ STRICT_TEXT = "strict (approvals.sandboxed): the same prompts as on the host"
 class Explanation:
     rows: list[tuple[str, str]]
     ok: bool  # False when the configured sandbox cannot start here
+    # For a sandbox, the host paths as mounted (tests check them from inside).
+    hidden: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    writable: tuple[str, ...] = ()
+    home_visible: bool = False
+    notes: list[str] = field(default_factory=list)
 
 
-def _limits(spec: SandboxSpec, *, process_cgroup: bool, docker: bool = False) -> str:
-    scope = "for the whole container" if docker else "address space per process"
-    memory = f"{spec.memory_mb} MiB {scope}" if spec.memory_mb else "no memory limit"
+def _limits(
+    spec: SandboxSpec, *, process_cgroup: bool, memory_cgroup: bool, docker: bool = False
+) -> str:
+    if docker:
+        total = spec.total_memory_mb or spec.memory_mb
+        memory = f"{total} MiB for the whole container" if total else "no memory limit"
+    else:
+        memory = (
+            f"{spec.memory_mb} MiB address space per process" if spec.memory_mb else "no "
+            "per-process memory limit"
+        )
+        if spec.total_memory_mb and memory_cgroup:
+            memory += f"; {spec.total_memory_mb} MiB in total (a memory cgroup)"
+        elif spec.total_memory_mb:
+            memory += (
+                f"; the total of {spec.total_memory_mb} MiB is NOT enforced: no writable "
+                "memory cgroup here (run Herald where cgroups are delegated to it)"
+            )
     cpu = f"{spec.cpu_seconds} CPU s per process" if spec.cpu_seconds else "no CPU limit"
     if not spec.max_processes:
         procs = "no process limit"
@@ -53,18 +83,66 @@ def _mount_rows(spec: SandboxSpec) -> list[tuple[str, str]]:
         f"{m.path} ({'read-write' if m.mode == 'rw' else 'read-only'})" for m in spec.mounts
     )
     return [
-        ("working dir", f"{spec.workdir} (read-write)"),
+        ("working dir", f"{spec.workdir} (read-write, except the read-only paths below)"),
         ("mounts", mounts or "none (add PATH:ro or PATH:rw to terminal.sandbox.mounts)"),
         ("system", f"{system} read-only; hidden there: {', '.join(ETC_SECRETS[:4])} …"),
     ]
 
 
-def _hidden_row(home: str) -> tuple[str, str]:
-    secrets = ", ".join(f"~/{name}" for name in HOME_SECRETS[:5])
-    return (
-        "hidden",
-        f"your home directory ({home}), other users' files, Herald's home ({base_home()}); "
-        f"{secrets} … stay hidden even inside a mounted directory",
+def _protected_text(plan: list[Protection]) -> str:
+    shown = []
+    for item in plan:
+        if item.action == "pin":
+            continue
+        made = "" if os.path.lexists(item.path) else " (not there yet: kept from being created)"
+        shown.append(f"{item.path}{made}")
+    return ", ".join(shown) or "nothing"
+
+
+def _sandbox_view(env: object, spec: SandboxSpec, home: str, backend: str) -> Explanation:
+    hidden = tuple(env.hidden())  # type: ignore[attr-defined]
+    plan = env.protections(hidden)  # type: ignore[attr-defined]
+    read_only = tuple(p.path for p in plan if p.action != "pin") + tuple(
+        m.path for m in spec.mounts if m.mode == "ro"
+    )
+    private = ("/tmp", home) if backend == "bwrap" else ()
+    writable = (spec.workdir, *spec.rw_paths_outside_workdir(), *private)
+    visible_home = [m.path for m in spec.mounts if is_within(home, m.path)]
+    if backend == "docker":
+        home_text = f"your home directory ({home}) is not mounted; ~ is the container's own"
+    elif visible_home:
+        home_text = (
+            f"your home directory ({home}) is visible READ-ONLY through the mount "
+            f"{visible_home[0]}; the hidden paths below are masked"
+        )
+    else:
+        home_text = (
+            f"your home directory ({home}) is not mounted: ~ inside is the session's own "
+            "empty directory, deleted at its end"
+        )
+    names = ", ".join(f"~/{name}" for name in HOME_SECRETS[:8])
+    hidden_text = (
+        f"Herald's home ({base_home()}) is never mounted; "
+        + (f"masked: {', '.join(hidden)}; " if hidden else "")
+        + f"and wherever a mount would show them: {names} … ({len(HOME_SECRETS)} names)"
+    )
+    rows = [
+        ("home", home_text),
+        ("hidden", hidden_text),
+        ("read-only", _protected_text(plan) + " (the host runs these later)"),
+        (
+            "writable",
+            ", ".join(f"{w} (private)" if w in private else w for w in writable)
+            + " — everything else is read-only or absent",
+        ),
+    ]
+    return Explanation(
+        rows,
+        True,
+        hidden=hidden,
+        read_only=read_only,
+        writable=writable,
+        home_visible=bool(visible_home),
     )
 
 
@@ -100,14 +178,23 @@ def explain_terminal(config: HeraldConfig, cwd: str, *, check: bool = True) -> E
     try:
         env = create_environment(config, secrets=None, cwd=cwd if not terminal.cwd else None)
     except ConfigError as exc:
-        return Explanation([("backend", backend), ("problem", str(exc))], False)
+        return Explanation(
+            [("backend", backend), ("problem", f"no sandbox here: {exc}")], False
+        )
     spec = env.sandbox_spec
     assert spec is not None
+    try:
+        view = _sandbox_view(env, spec, home, backend)
+    except SandboxUnavailableError as exc:
+        env.close()
+        return Explanation([("backend", backend), ("problem", str(exc))], False)
     status, ok = "not checked (--no-check)", True
+    memory_cgroup = memory_cgroup_available()
     if check:
         try:
             env.execute("true", cwd=None, timeout=60)
             status = "the sandbox started and ran a command here"
+            memory_cgroup = bool(getattr(env, "total_memory_by_cgroup", memory_cgroup))
         except (EnvironmentConnectionError, OSError, subprocess.SubprocessError) as exc:
             status, ok = f"cannot start: {exc}", False
         finally:
@@ -125,9 +212,10 @@ def explain_terminal(config: HeraldConfig, cwd: str, *, check: bool = True) -> E
         )
         private = "everything outside the mounts is the container's own"
         process_cgroup = False
-    rows = [("backend", head), *_mount_rows(spec)]
-    if backend == "bwrap":
-        rows.append(_hidden_row(home))
+    limits = _limits(
+        spec, process_cgroup=process_cgroup, memory_cgroup=memory_cgroup, docker=backend == "docker"
+    )
+    rows = [("backend", head), *_mount_rows(spec), *view.rows]
     rows += [
         ("private", private),
         (
@@ -136,9 +224,16 @@ def explain_terminal(config: HeraldConfig, cwd: str, *, check: bool = True) -> E
             if spec.network
             else "off: no network at all, not even services on this machine's 127.0.0.1",
         ),
-        ("limits", _limits(spec, process_cgroup=process_cgroup, docker=backend == "docker")),
+        ("limits", limits),
         ("processes", "a separate PID namespace; everything inside dies with the session"),
         ("approvals", RELAXED_TEXT if approvals.sandboxed == "relaxed" else STRICT_TEXT),
         ("status", status),
     ]
-    return Explanation(rows, ok)
+    return Explanation(
+        rows,
+        ok,
+        hidden=view.hidden,
+        read_only=view.read_only,
+        writable=view.writable,
+        home_visible=view.home_visible,
+    )

@@ -34,20 +34,24 @@ ETC_SECRETS = (
     "/etc/security/opasswd",
 )
 
-# Credentials under a home directory hidden wherever a mount would expose them.
+# Credentials under a home directory hidden wherever a mount would expose them:
+# keys, registry and cloud tokens, password stores, browser profiles (cookies,
+# saved passwords), and shell histories (commands typed with secrets in them).
 HOME_SECRETS = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".pgpass",
-    ".git-credentials",
-    ".config/gcloud",
-    ".config/gh",
-)
+    ".ssh", ".gnupg", ".password-store", ".local/share/keyrings", ".aws", ".azure",
+    ".kube", ".docker", ".netrc", ".pgpass", ".git-credentials", ".npmrc", ".yarnrc",
+    ".yarnrc.yml", ".pypirc", ".cargo/credentials", ".cargo/credentials.toml",
+    ".gem/credentials", ".m2/settings.xml", ".gradle/gradle.properties",
+    ".composer/auth.json", ".config/composer/auth.json", ".vault-token", ".boto",
+    ".s3cfg", ".my.cnf", ".terraformrc", ".terraform.d/credentials.tfrc.json", ".oci",
+    ".config/gcloud", ".config/gh", ".config/hub", ".config/rclone", ".config/op",
+    ".config/doctl", ".config/sops", ".config/configstore", ".config/helm",
+    ".mozilla", ".thunderbird", ".config/google-chrome", ".config/chromium",
+    ".config/BraveSoftware", ".config/microsoft-edge", ".config/vivaldi",
+    ".var/app", ".bash_history", ".zsh_history", ".python_history", ".psql_history",
+    ".mysql_history", ".node_repl_history", ".lesshst", ".viminfo",
+    "Library/Keychains", "Library/Cookies",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ class SandboxSpec:
     mounts: tuple[Mount, ...] = ()
     network: bool = False
     memory_mb: int = 0
+    total_memory_mb: int = 0  # the whole sandbox, by cgroup where one is writable
     cpu_seconds: int = 0
     max_processes: int = 0
 
@@ -78,11 +83,9 @@ class SandboxSpec:
                 f"terminal.cwd: {workdir!r} is not a directory; the sandbox mounts the "
                 "working directory, so set an existing one (herald config set terminal.cwd PATH)"
             )
-        if workdir == "/":
-            raise ConfigError(
-                "the sandbox's working directory cannot be / (that would expose the whole "
-                "machine read-write); start Herald in a project directory or set terminal.cwd"
-            )
+        problem = workdir_problem(workdir, os.path.expanduser("~"))
+        if problem:
+            raise ConfigError(problem)
         mounts: list[Mount] = []
         for entry in sandbox.mounts:
             raw, _, mode = entry.rpartition(":")
@@ -94,12 +97,20 @@ class SandboxSpec:
                 )
             if path == "/":
                 raise ConfigError("terminal.sandbox.mounts: / cannot be mounted into the sandbox")
+            home = os.path.expanduser("~")
+            if mode == "rw" and is_within(home, path):
+                raise ConfigError(
+                    f"terminal.sandbox.mounts: {raw!r} is your home directory or holds it; "
+                    "mounting it read-write would let the sandbox plant commands in your "
+                    "shell start-up files. Mount the directories you need instead, or use :ro"
+                )
             mounts.append(Mount(path, mode))  # type: ignore[arg-type]
         return cls(
             workdir=workdir,
             mounts=tuple(mounts),
             network=sandbox.network,
             memory_mb=sandbox.memory_mb,
+            total_memory_mb=sandbox.total_memory_mb,
             cpu_seconds=sandbox.cpu_seconds,
             max_processes=sandbox.max_processes,
         )
@@ -114,6 +125,33 @@ class SandboxSpec:
     def visible_roots(self) -> tuple[str, ...]:
         """The working directory and every extra mount."""
         return (self.workdir, *(m.path for m in self.mounts))
+
+
+def workdir_problem(workdir: str, home: str) -> str | None:
+    """Why workdir cannot be a sandbox's read-write working directory, or None."""
+    home = os.path.normpath(home)
+    if workdir == "/":
+        return (
+            "the sandbox's working directory cannot be / (that would expose the whole "
+            "machine read-write); start Herald in a project directory or set terminal.cwd"
+        )
+    if is_within(home, workdir):
+        which = "is your home directory" if workdir == home else f"holds your home ({home})"
+        return (
+            f"the sandbox refuses {workdir} as its working directory: it {which}, so the "
+            "sandbox could read your credentials and plant commands in your shell start-up "
+            "files. Start Herald in a project directory or set terminal.cwd to one"
+        )
+    try:
+        owner = os.stat(workdir).st_uid
+    except OSError as exc:
+        return f"the sandbox cannot use {workdir} as its working directory: {exc}"
+    if owner != os.geteuid():
+        return (
+            f"the sandbox refuses {workdir} as its working directory: it belongs to uid "
+            f"{owner}, not to you (uid {os.geteuid()}); work in a directory you own"
+        )
+    return None
 
 
 def is_within(path: str, root: str) -> bool:

@@ -17,7 +17,10 @@ script. The approval policy (`decide`, `ApprovalPolicy`, `resolve_choice`,
 the smart-mode judge prompt and answer parsing, allow patterns and deny
 globs) turns a verdict into allow / deny / ask-a-human; inside a real
 sandbox with ``approvals.sandboxed: relaxed`` (`SandboxScope`,
-`sandbox_relaxation`) commands that only endanger the sandbox skip the prompt. `redact` masks
+`sandbox_relaxation`) commands that only endanger the sandbox's own /tmp and
+home, or project files a checkpoint covers (`SandboxScope.checkpointed`), skip
+the prompt; git history and files the host runs later
+(`HOST_EXECUTED_PATHS`) always ask. `redact` masks
 secrets in text shown to people, logged or summarised (plus exact values
 registered with `register_secret_values`), and `scan_text` is the one
 injection scanner for memory, context files, cron prompts, skills and
@@ -53,12 +56,14 @@ from herald.safety.commands import (
     check_command,
     save_blocked_script,
 )
+from herald.safety.host_executed import HOST_EXECUTED_PATHS, HostExecuted, host_executed_target
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
 from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
 from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
 from herald.safety.structure_tags import strip_structure_tags
 
 __all__ = [
+    "HOST_EXECUTED_PATHS",
     "HUMAN_CHOICES",
     "PARSER_LIMITS_RULE",
     "RULE_CATALOGUE",
@@ -69,6 +74,7 @@ __all__ = [
     "ApprovalPrompt",
     "CommandAnalysis",
     "CommandVerdict",
+    "HostExecuted",
     "Judge",
     "JudgeSkipped",
     "SandboxScope",
@@ -81,6 +87,7 @@ __all__ = [
     "clear_secret_values",
     "decide",
     "deny_glob_match",
+    "host_executed_target",
     "make_allow_pattern",
     "parse_judge_answer",
     "pattern_matches",

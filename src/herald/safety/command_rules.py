@@ -15,6 +15,7 @@ from collections.abc import Callable
 from types import MappingProxyType
 
 from herald.safety.carriers import check_carriers, script_output, unwrap
+from herald.safety.host_executed import HOST_EXECUTED_RULE, rule_git_local
 from herald.safety.invocation import Context, Invocation
 from herald.safety.long_options import BY_COMMAND, GIT_SUBCOMMANDS, expand_all
 from herald.safety.option_carriers import variable_payloads
@@ -98,6 +99,7 @@ RULE_CATALOGUE: MappingProxyType[str, tuple[str, str]] = MappingProxyType({
     "dangerous.dynamic_command": ("approval", "a command name that comes from a variable or substitution whose value is unknown"),
     "dangerous.world_writable": ("approval", "chmod making system files world-writable or setuid, chmod -R 777"),
     "dangerous.firewall": ("approval", "flushing or disabling the firewall (iptables -F, nft flush ruleset, ufw disable)"),
+    HOST_EXECUTED_RULE: ("approval", "writing a project file the host runs later (.git/hooks, .git/config, .envrc, .herald/, .vscode/, .idea/ …) or git config keys that run programs"),
 })  # fmt: skip
 
 _SHUTDOWN = (rule_shutdown,)
@@ -163,6 +165,8 @@ RULES_BY_NAME: dict[str, tuple[RuleFn, ...]] = {
     "podman-compose": _CONTAINERS,
     "crontab": (rule_crontab,),
 }
+# git config and history loss live apart from rule_git (herald.safety.host_executed).
+RULES_BY_NAME["git"] = (*RULES_BY_NAME["git"], rule_git_local)
 for _name in SQL_CLIENTS:
     RULES_BY_NAME[_name] = (*RULES_BY_NAME.get(_name, ()), rule_sql)
 for _name in UPLOADERS:

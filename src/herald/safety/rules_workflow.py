@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from herald.safety.carriers import stdin_of
+from herald.safety.host_executed import judge_host_executed
 from herald.safety.invocation import Context, Invocation, parse_options
 from herald.safety.paths import is_block_device, secret_source, sensitive_target
 from herald.safety.shell_ast import Redirect, SimpleCommand, Word
@@ -372,6 +373,8 @@ def judge_write(path: str, segment: str, ctx: Context, *, deleting: bool = False
     if what:
         verb = "deletes" if deleting else "writes to"
         ctx.approval("dangerous.sensitive_write", f"{verb} {what} ({canonical_path})", segment)
+    if not deleting:
+        judge_host_executed(canonical_path, segment, ctx)
 
 
 def rule_writes(inv: Invocation, ctx: Context) -> None:

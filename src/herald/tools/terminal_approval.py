@@ -71,7 +71,10 @@ def check_env(ctx: ToolContext, environment: Environment, cwd: str) -> dict[str,
 
 
 def sandbox_scope(environment: Environment) -> SandboxScope | None:
-    """The sandbox the relaxed approval policy may rely on (None off a sandbox)."""
+    """The sandbox the relaxed approval policy may rely on (None off a sandbox).
+    No checkpoint store is wired yet (`SandboxScope.checkpointed` stays None), so
+    damage to the working directory keeps asking; only sandbox-private damage
+    is relaxed."""
     spec = getattr(environment, "sandbox_spec", None)
     if spec is None:
         return None
