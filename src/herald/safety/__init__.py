@@ -53,6 +53,13 @@ from herald.safety.commands import (
     check_command,
     save_blocked_script,
 )
+from herald.safety.read_only import (
+    READ_ONLY_COMMANDS,
+    ReadOnlyCheck,
+    SegmentCheck,
+    check_read_only,
+    is_read_only,
+)
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
 from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
 from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
@@ -61,6 +68,7 @@ from herald.safety.structure_tags import strip_structure_tags
 __all__ = [
     "HUMAN_CHOICES",
     "PARSER_LIMITS_RULE",
+    "READ_ONLY_COMMANDS",
     "RULE_CATALOGUE",
     "SCAN_KINDS",
     "SCAN_RULES",
@@ -72,15 +80,19 @@ __all__ = [
     "Judge",
     "JudgeSkipped",
     "SandboxScope",
+    "ReadOnlyCheck",
     "ScanFinding",
+    "SegmentCheck",
     "ScanResult",
     "analyze_command",
     "build_judge_prompt",
     "build_prompt",
     "check_command",
+    "check_read_only",
     "clear_secret_values",
     "decide",
     "deny_glob_match",
+    "is_read_only",
     "make_allow_pattern",
     "parse_judge_answer",
     "pattern_matches",
