@@ -148,6 +148,7 @@ NOT_SAFE = [
     ("cat ~/.ssh/id_rsa", "secret file"),
     ("cat .env", "secret file"),
     ("head ~/.aws/credentials", "secret file"),
+    ("cat < ~/.ssh/id_ed25519", "secret file"),
     ("xargs rm < list", "not on the read-only list"),
     ("sudo ls", "not on the read-only list"),
     ("rm -rf build", "not on the read-only list"),

@@ -374,11 +374,15 @@ READ_ONLY_COMMANDS: Mapping[str, Check | None] = {
 }  # fmt: skip
 
 
-def _redirect_problem(cmd: SimpleCommand) -> str:
+def redirect_problem(cmd: SimpleCommand, env: Mapping[str, str] | None = None) -> str:
+    """Why the redirections of cmd are not read-only ("" when they are)."""
     for redirect in cmd.redirects:
         target = redirect.target.text if redirect.target is not None else ""
         if target.startswith(_NETWORK_DEVICES):
             return f"it opens a network connection ({target})"
+        if redirect.op == "<" and redirect.target is not None and not redirect.target.dynamic:
+            if secret_source(target, env):
+                return f"it reads a secret file ({target})"
         if redirect.op not in _OUTPUT_OPS or redirect.target is None:
             continue  # input, here-documents and here-strings only read
         if redirect.op == ">&" and (target.isdigit() or target == "-"):
@@ -393,7 +397,7 @@ def check_segment(cmd: SimpleCommand, env: Mapping[str, str] | None = None) -> S
     """Whether one simple command is known read-only (see the module docstring)."""
     if cmd.assignments:
         return SegmentCheck(cmd, False, "it sets variables for the command")
-    problem = _redirect_problem(cmd)
+    problem = redirect_problem(cmd, env)
     if problem:
         return SegmentCheck(cmd, False, problem)
     if not cmd.words:
@@ -452,5 +456,6 @@ __all__ = [
     "check_read_only",
     "check_segment",
     "is_read_only",
+    "redirect_problem",
     "sed_script_writes",
 ]
