@@ -1,7 +1,10 @@
 """Running one occurrence of a job: assemble and scan the prompt, then one unattended
 turn in a session of its own (source ``cron``), with the job's toolset, model and
-iteration budget. No `Humans` are passed, so approvals follow the unattended policy
-(``approvals.unattended.cron``, default deny)."""
+iteration budget. No `Humans` are passed, so approvals follow the unattended policy:
+known read-only commands run, plus the job's own ``--allow`` patterns and
+``approvals.unattended_allow``; everything else is refused with the ``herald cron edit
+JOB --allow`` line that would allow it (``approvals.unattended: {cron: allow}`` is the
+dangerous opt-out)."""
 
 from __future__ import annotations
 
@@ -25,17 +28,19 @@ log = logging.getLogger("herald.cron")
 
 
 def job_settings(settings: Settings, job: Job) -> Settings:
-    """The settings of one run: the job's model, and its own ``--allow`` command
-    patterns added to ``approvals.always_allow`` (deny globs and hard-line refusals
-    still win; everything else dangerous is denied: nobody is there to approve)."""
-    if not job.model and not job.allow:
+    """The settings of one run: the job's model. (Its ``--allow`` patterns travel in
+    `job_options`, to this job's runs only.)"""
+    if not job.model:
         return settings
     config = copy.deepcopy(settings.config)
-    if job.model:
-        config.model.name = job.model
-    if job.allow:
-        config.approvals.always_allow = [*config.approvals.always_allow, *job.allow]
+    config.model.name = job.model
     return replace(settings, config=config)
+
+
+def allow_hint(job: Job) -> str:
+    """How the owner allows one more command for this job (the refusal quotes it)."""
+    return f"`herald cron edit {job.name} --allow {{pattern}}`"
+
 
 
 def execute_job(
@@ -61,6 +66,9 @@ def execute_job(
         cwd=str(cwd),
         toolset=job.toolset or cron.toolset,
         max_iterations=max_turns,
+        # the job's own --allow patterns: what it may run beyond the read-only commands
+        unattended_allow=tuple(job.allow),
+        unattended_hint=allow_hint(job),
     )
     try:
         with StateStore(settings.home.state_db) as store:
@@ -103,4 +111,4 @@ def execute_job(
                   tokens=tokens)  # fmt: skip
 
 
-__all__ = ["execute_job", "job_settings"]
+__all__ = ["allow_hint", "execute_job", "job_settings"]
