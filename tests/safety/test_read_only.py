@@ -66,6 +66,10 @@ SAFE = [
     "uniq sorted.txt",
     "ps aux | grep herald",
     "base64 -d blob.txt",
+    "set -euo pipefail; ls",
+    "set -o pipefail",
+    "echo oops >&2; exit 3",
+    "read line; echo \"$line\"",
 ]
 
 NOT_SAFE = [
@@ -168,6 +172,9 @@ NOT_SAFE = [
     ("herald config set approvals.mode off", "not on the read-only list"),
     ("docker ps", "not on the read-only list"),
     ("ssh host ls", "not on the read-only list"),
+    ("set", "prints every variable"),
+    ("set -- a b", "prints every variable"),
+    ("export X=1", "not on the read-only list"),
 ]
 
 

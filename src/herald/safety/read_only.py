@@ -146,6 +146,17 @@ def _date(args: list[str]) -> str:
     return ""
 
 
+def _set(args: list[str]) -> str:
+    # `set -e`, `set -o pipefail` change only this shell; a bare `set` prints every
+    # variable (secrets included) and `set -- …` replaces the arguments.
+    dashed = [a for a in args if a.startswith(("-", "+"))]
+    if not dashed or "--" in args or "-" in args:
+        return "set without options prints every variable"
+    if any(not a.startswith(("-", "+")) and not a.isalpha() for a in args):
+        return "set without options prints every variable"
+    return ""
+
+
 def _hostname(args: list[str]) -> str:
     return "hostname NAME renames the machine" if _positionals(args) else ""
 
@@ -352,7 +363,8 @@ READ_ONLY_COMMANDS: Mapping[str, Check | None] = {
          "grep", "egrep", "fgrep", "md5sum", "sha1sum", "sha224sum", "sha256sum",
          "sha384sum", "sha512sum", "b2sum", "cksum", "od", "hexdump", "strings", "rev", "fold",
          "expand", "unexpand", "column", "fmt", "tr", "seq", "base64", "base32", "cal",
-         "sleep", "cd", "ps", "pgrep", "lsof", "ss", "netstat", "numfmt", "look", "wait"),
+         "sleep", "cd", "ps", "pgrep", "lsof", "ss", "netstat", "numfmt", "look", "wait",
+         "exit", "return", "read", "yes"),
         None,
     ),
     "uniq": _at_most_one_file,
@@ -363,6 +375,7 @@ READ_ONLY_COMMANDS: Mapping[str, Check | None] = {
     "sort": _sort,
     "date": _date,
     "hostname": _hostname,
+    "set": _set,
     "tree": _tree,
     "file": _file,
     "rg": _rg,
