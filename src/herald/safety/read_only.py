@@ -393,9 +393,9 @@ def redirect_problem(cmd: SimpleCommand, env: Mapping[str, str] | None = None) -
         target = redirect.target.text if redirect.target is not None else ""
         if target.startswith(_NETWORK_DEVICES):
             return f"it opens a network connection ({target})"
-        if redirect.op == "<" and redirect.target is not None and not redirect.target.dynamic:
-            if secret_source(target, env):
-                return f"it reads a secret file ({target})"
+        reads = redirect.op == "<" and redirect.target is not None
+        if reads and not redirect.target.dynamic and secret_source(target, env):  # type: ignore[union-attr]
+            return f"it reads a secret file ({target})"
         if redirect.op not in _OUTPUT_OPS or redirect.target is None:
             continue  # input, here-documents and here-strings only read
         if redirect.op == ">&" and (target.isdigit() or target == "-"):
