@@ -69,7 +69,7 @@ SAFE = [
     "set -euo pipefail; ls",
     "set -o pipefail",
     "echo oops >&2; exit 3",
-    "read line; echo \"$line\"",
+    'read line; echo "$line"',
 ]
 
 NOT_SAFE = [

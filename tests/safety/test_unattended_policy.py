@@ -108,4 +108,3 @@ def test_policy_adds_the_configured_unattended_allow() -> None:
     opted_out = ApprovalPolicy(ApprovalsConfig(unattended={"cron": "allow"}), scenario="cron")
     assert opted_out.evaluate("make deploy", has_human=False).allowed
     assert not opted_out.evaluate("mkfs.ext4 /dev/sda", has_human=False).allowed
-

@@ -92,9 +92,7 @@ def _flags(args: list[str]) -> list[str]:
 
 
 def _has_short(args: list[str], letters: str) -> bool:
-    return any(
-        not f.startswith("--") and any(ch in letters for ch in f[1:]) for f in _flags(args)
-    )
+    return any(not f.startswith("--") and any(ch in letters for ch in f[1:]) for f in _flags(args))
 
 
 def _has_long(args: list[str], *names: str) -> bool:
@@ -249,7 +247,7 @@ def sed_script_writes(script: str) -> bool:
                 # differently by sed versions, so it is refused rather than guessed.
                 end = min((k for k in (script.find(";", i), script.find("\n", i)) if k >= 0),
                           default=n)  # fmt: skip
-                if cmd == ":" and ";" in script[i:end + 1]:
+                if cmd == ":" and ";" in script[i : end + 1]:
                     return True
                 i = end
                 continue
