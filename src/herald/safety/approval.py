@@ -296,7 +296,11 @@ def unattended_decision(
             "allow", "each part is known read-only or matches an unattended allow pattern",
             "unattended_allow", verdict,
         )  # fmt: skip
-    text = redact(blocker.text if blocker is not None else _collapse(command))[:200]
+    if blocker is None or len(check.segments) == 1:
+        shown = _collapse(command)
+    else:
+        shown = blocker.shown
+    text = redact(shown)[:200]
     why = (blocker.why if blocker is not None else check.why) or verdict.description
     if blocker is not None and blocker.read_only:
         why = verdict.description

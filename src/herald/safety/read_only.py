@@ -57,6 +57,15 @@ class SegmentCheck:
         words = " ".join(w.raw for w in self.command.words)
         return words or self.command.source.strip()
 
+    @property
+    def shown(self) -> str:
+        """The command as written with its redirections (what a refusal names)."""
+        parts = [self.text] if self.command.words else []
+        for r in self.command.redirects:
+            target = r.target.raw if r.target is not None else ""
+            parts.append(f"{r.fd}{r.op}{target}" if r.op.endswith("&") else f"{r.fd}{r.op} {target}")
+        return " ".join(p for p in parts if p).strip() or self.text
+
 
 @dataclass(frozen=True)
 class ReadOnlyCheck:

@@ -41,6 +41,7 @@ from herald.tools.registry import (
     sanitize_error,
 )
 from herald.tools.results import limit_result
+from herald.tools.terminal_approval import UNATTENDED_REFUSAL
 from herald.tools.toolsets import (
     BUILTIN_TOOLSETS,
     DEFAULT_BUNDLE,
@@ -58,6 +59,7 @@ __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
     "ERROR_PREFIX",
     "GUARDRAIL_HEADER",
+    "UNATTENDED_REFUSAL",
     "HOOK_EVENTS",
     "MAX_ERROR_CHARS",
     "PARALLEL",

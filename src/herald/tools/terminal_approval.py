@@ -55,6 +55,8 @@ class SessionApprovals:
 
 
 _NO_RETRY = "Do not retry the same command or a variant of it"
+# Starts every refusal by the unattended allowlist (surfaces collect them for the owner).
+UNATTENDED_REFUSAL = "Not run: `"
 
 
 class CommandRefused(ToolArgumentError):
@@ -165,7 +167,7 @@ def unattended_refusal(decision: ApprovalDecision, ctx: ToolContext) -> str:
     hint = ctx.unattended_hint.replace("{pattern}", quoted) if ctx.unattended_hint else ""
     how = f"{hint} or approvals.unattended_allow" if hint else "approvals.unattended_allow"
     return (
-        f"Not run: {decision.reason}; no one can approve it here ({ctx.surface}). "
+        f"{UNATTENDED_REFUSAL[:-1]}{decision.reason}; no one can approve it here ({ctx.surface}). "
         f"The owner can allow it with {how} (pattern {quoted}). {_NO_RETRY}; "
         "use read-only commands or report what you would need."
     )
@@ -256,6 +258,7 @@ def gate_command(
 
 
 __all__ = [
+    "UNATTENDED_REFUSAL",
     "CommandRefused",
     "SessionApprovals",
     "ask_human",
