@@ -34,9 +34,7 @@ def target():
 
 def tool_results(fake_llm) -> list[str]:
     return [
-        str(m["content"])
-        for m in fake_llm.model_requests()[-1].messages
-        if m.get("role") == "tool"
+        str(m["content"]) for m in fake_llm.model_requests()[-1].messages if m.get("role") == "tool"
     ]
 
 

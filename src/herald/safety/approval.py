@@ -296,10 +296,8 @@ def unattended_decision(
             "allow", "each part is known read-only or matches an unattended allow pattern",
             "unattended_allow", verdict,
         )  # fmt: skip
-    if blocker is None or len(check.segments) == 1:
-        shown = _collapse(command)
-    else:
-        shown = blocker.shown
+    whole = blocker is None or len(check.segments) == 1
+    shown = _collapse(command) if whole or blocker is None else blocker.shown
     text = redact(shown)[:200]
     why = (blocker.why if blocker is not None else check.why) or verdict.description
     if blocker is not None and blocker.read_only:

@@ -63,7 +63,9 @@ class SegmentCheck:
         parts = [self.text] if self.command.words else []
         for r in self.command.redirects:
             target = r.target.raw if r.target is not None else ""
-            parts.append(f"{r.fd}{r.op}{target}" if r.op.endswith("&") else f"{r.fd}{r.op} {target}")
+            parts.append(
+                f"{r.fd}{r.op}{target}" if r.op.endswith("&") else f"{r.fd}{r.op} {target}"
+            )
         return " ".join(p for p in parts if p).strip() or self.text
 
 
