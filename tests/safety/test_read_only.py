@@ -69,7 +69,10 @@ SAFE = [
     "set -euo pipefail; ls",
     "set -o pipefail",
     "echo oops >&2; exit 3",
-    'read line; echo "$line"',
+    "date -d '1 day ago' +%F",
+    "ps -ef",
+    "printf '%s\\n' x",
+    "awk -F, '{print $2}' data.csv",
 ]
 
 NOT_SAFE = [
@@ -175,6 +178,22 @@ NOT_SAFE = [
     ("set", "prints every variable"),
     ("set -- a b", "prints every variable"),
     ("export X=1", "not on the read-only list"),
+    # found by probing the first version: each was wrongly read-only
+    ("awk -F : '{system(\"id\")}' f", "awk program"),
+    ("awk -v x=1 'BEGIN{system(\"id\")}'", "awk program"),
+    ("sed -l 5 'w /tmp/x' f", "sed -l"),
+    ("sort --outp=x f", "sort -o"),  # getopt_long takes unambiguous abbreviations
+    ("sed --in-pl 's/a/b/' f", "sed -i"),
+    ("git diff --outp=x", "writes"),
+    ("git log --ext", "writes"),
+    ("read PATH <<< /tmp/evil; ls", "not on the read-only list"),  # then ls runs /tmp/evil/ls
+    ("printf -v PATH %s /tmp/x; ls", "printf -v"),
+    ("ps eww", "environment"),
+    ("cat /proc/self/environ", "secret file"),
+    ("head -c 200 /proc/1/environ", "secret file"),
+    ("{ ls; } > out", "writes the file"),
+    ("(ls) > out", "writes the file"),
+    ("if true; then ls; fi > out", "writes the file"),
 ]
 
 

@@ -41,6 +41,12 @@ from herald.safety.shell_lex import parse
 _QUIET_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _OUTPUT_OPS = frozenset({">", ">>", ">|", "&>", "&>>", ">&", "<>"})
 _NETWORK_DEVICES = ("/dev/tcp/", "/dev/udp/")
+_PROC_ENVIRON = re.compile(r"/proc/[^/]+/(?:task/[^/]+/)?environ")
+
+
+def _secret(path: str, env: Mapping[str, str] | None) -> bool:
+    """Reading path yields credentials: keys, .env files, a process's environment."""
+    return bool(_PROC_ENVIRON.fullmatch(path)) or secret_source(path, env)
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,13 @@ def _has_short(args: list[str], letters: str) -> bool:
 
 
 def _has_long(args: list[str], *names: str) -> bool:
-    return any(f.split("=", 1)[0] in names for f in _flags(args) if f.startswith("--"))
+    """A long option among `names`, spelt out or abbreviated (getopt_long and git take
+    any unambiguous prefix: `sort --outp=x` is `--output=x`)."""
+    for flag in _flags(args):
+        key = flag.split("=", 1)[0]
+        if key.startswith("--") and len(key) > 2 and any(n.startswith(key) for n in names):
+            return True
+    return False
 
 
 def _positionals(args: list[str]) -> list[str]:
@@ -150,8 +162,29 @@ def _sort(args: list[str]) -> str:
 def _date(args: list[str]) -> str:
     if _has_short(args, "s") or _has_long(args, "--set"):
         return "date -s sets the clock"
-    if any(not p.startswith("+") for p in _positionals(args)):
+    operands: list[str] = []
+    takes_value = False
+    for arg in args:
+        if takes_value:
+            takes_value = False
+        elif arg in ("-d", "-f", "-r", "--date", "--file", "--reference"):
+            takes_value = True  # the value of -d/-f/-r is not an operand
+        elif not arg.startswith("-"):
+            operands.append(arg)
+    if any(not p.startswith("+") for p in operands):
         return "date MMDDhhmm sets the clock"
+    return ""
+
+
+def _printf(args: list[str]) -> str:
+    # printf -v NAME assigns a variable (PATH, IFS …), changing what later words run
+    return "printf -v assigns a variable" if args and args[0].startswith("-v") else ""
+
+
+def _ps(args: list[str]) -> str:
+    # BSD-style `e` (no dash) prints every process's environment, secrets included
+    if any(not a.startswith("-") and "e" in a for a in args):
+        return "ps e prints the environment of processes"
     return ""
 
 
@@ -189,10 +222,11 @@ def _awk(args: list[str]) -> str:
     if _has_short(args, "filE") or _has_long(args, "--file", "--load", "--include", "--exec",
                                                   "--source"):  # fmt: skip
         return "awk -f/-l/-i loads a program we cannot see"
-    program = next(iter(_positionals(args)), "")
+    # Every argument is searched, not just the first operand: which word is the
+    # program depends on -F/-v values, and guessing wrong would wave it through.
     # `>` is also a comparison in awk; telling it from `print > file` needs an awk
     # parser, so any `>` other than `>=` is refused (fail closed).
-    if _AWK_UNSAFE.search(program.replace(">=", "")):
+    if any(_AWK_UNSAFE.search(arg.replace(">=", "")) for arg in args):
         return "the awk program can run commands or write files (system, |, >, getline)"
     return ""
 
@@ -289,6 +323,9 @@ def sed_script_writes(script: str) -> bool:
 def _sed(args: list[str]) -> str:
     if _has_short(args, "if") or _has_long(args, "--in-place", "--file"):
         return "sed -i edits files in place (or -f loads a script we cannot see)"
+    if _has_short(args, "l") or _has_long(args, "--line-length"):
+        # -l N takes a value, which would be mistaken for the script
+        return "sed -l is not inspected"
     scripts: list[str] = []
     explicit = False
     it = iter(range(len(args)))
@@ -351,7 +388,12 @@ def _git(args: list[str]) -> str:
         if arg == "--":
             break
         key = arg.split("=", 1)[0]
-        if key in _GIT_WRITING or (key.startswith("-O") and sub == "grep"):
+        abbreviated = (
+            key.startswith("--")
+            and len(key) > 2
+            and any(w.startswith(key) for w in _GIT_WRITING if w.startswith("--"))
+        )
+        if key in _GIT_WRITING or abbreviated or (key.startswith("-O") and sub == "grep"):
             return f"git {sub} {key} writes a file or runs a program"
     if sub in _GIT_INSPECT:
         return ""
@@ -366,14 +408,14 @@ def _git(args: list[str]) -> str:
 READ_ONLY_COMMANDS: Mapping[str, Check | None] = {
     **dict.fromkeys(
         ("ls", "dir", "vdir", "cat", "tac", "head", "tail", "wc", "nl", "cut", "paste", "join",
-         "comm", "cmp", "diff", "pwd", "echo", "printf", "true", "false", ":", "test", "[",
+         "comm", "cmp", "diff", "pwd", "echo", "true", "false", ":", "test", "[",
          "stat", "basename", "dirname", "realpath", "readlink", "du", "df", "free", "uptime",
          "whoami", "id", "groups", "uname", "nproc", "arch", "which", "type", "whereis",
          "grep", "egrep", "fgrep", "md5sum", "sha1sum", "sha224sum", "sha256sum",
          "sha384sum", "sha512sum", "b2sum", "cksum", "od", "hexdump", "strings", "rev", "fold",
          "expand", "unexpand", "column", "fmt", "tr", "seq", "base64", "base32", "cal",
-         "sleep", "cd", "ps", "pgrep", "lsof", "ss", "netstat", "numfmt", "look", "wait",
-         "exit", "return", "read", "yes"),
+         "sleep", "cd", "pgrep", "lsof", "ss", "netstat", "numfmt", "look", "wait", "exit",
+         "return", "yes"),
         None,
     ),
     "uniq": _at_most_one_file,
@@ -384,6 +426,8 @@ READ_ONLY_COMMANDS: Mapping[str, Check | None] = {
     "sort": _sort,
     "date": _date,
     "hostname": _hostname,
+    "printf": _printf,
+    "ps": _ps,
     "set": _set,
     "tree": _tree,
     "file": _file,
@@ -403,7 +447,7 @@ def redirect_problem(cmd: SimpleCommand, env: Mapping[str, str] | None = None) -
         if target.startswith(_NETWORK_DEVICES):
             return f"it opens a network connection ({target})"
         reads = redirect.op == "<" and redirect.target is not None
-        if reads and not redirect.target.dynamic and secret_source(target, env):  # type: ignore[union-attr]
+        if reads and not redirect.target.dynamic and _secret(target, env):  # type: ignore[union-attr]
             return f"it reads a secret file ({target})"
         if redirect.op not in _OUTPUT_OPS or redirect.target is None:
             continue  # input, here-documents and here-strings only read
@@ -437,7 +481,7 @@ def check_segment(cmd: SimpleCommand, env: Mapping[str, str] | None = None) -> S
     if option_payloads(name, args):
         return SegmentCheck(cmd, False, "an option of it runs a program")
     for word in words:
-        if not word.dynamic and not word.glob and secret_source(word.text, env):
+        if not word.dynamic and not word.glob and _secret(word.text, env):
             return SegmentCheck(cmd, False, f"it reads a secret file ({word.text})")
     if check is None:
         return SegmentCheck(cmd, True)
