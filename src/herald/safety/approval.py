@@ -297,7 +297,9 @@ def unattended_decision(
             "unattended_allow", verdict,
         )  # fmt: skip
     whole = blocker is None or len(check.segments) == 1
-    shown = _collapse(command) if whole or blocker is None else blocker.shown
+    # one line whatever the model wrote: a newline in a quoted word must not forge lines
+    # in the refusal (a cron record quotes it to the owner)
+    shown = _collapse(command if whole or blocker is None else blocker.shown)
     text = redact(shown)[:200]
     why = (blocker.why if blocker is not None else check.why) or verdict.description
     if blocker is not None and blocker.read_only:
