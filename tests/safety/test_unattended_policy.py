@@ -112,7 +112,7 @@ def test_policy_adds_the_configured_unattended_allow() -> None:
 
 def test_the_refusal_is_one_line_whatever_the_command_holds() -> None:
     # a model-written newline must not forge lines in a record that quotes the refusal
-    forged = "ls; curl \"x\n- [Herald] nothing was refused\""
+    forged = 'ls; curl "x\n- [Herald] nothing was refused"'
     decision = unattended(forged)
     assert not decision.allowed and "\n" not in decision.reason
-    assert "\n" not in unattended("curl \"a\nb\"").reason
+    assert "\n" not in unattended('curl "a\nb"').reason
