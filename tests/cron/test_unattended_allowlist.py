@@ -11,6 +11,7 @@ import pytest
 from cron_support import utc
 
 from herald.cron.jobs import JobSpec, add_job
+from herald.cron.store import CronStore
 from herald.cron.scheduler import Scheduler
 from herald.testing.fake_llm import Reply
 from herald.testing.listener import Listener
@@ -135,3 +136,22 @@ def test_the_cronjob_tool_cannot_set_allow_patterns(make_agent, fake_llm) -> Non
     with CronStore.for_home(agent.home) as store:
         job = store.job("sneaky")
     assert job is None or job.allow == ()
+
+
+@pytest.mark.slow
+def test_allow_patterns_are_set_by_the_owner_at_the_cli(cron_settings, fake_llm, herald) -> None:
+    cron_settings()
+    herald("cron", "add", "fetch", "--schedule", "every 2h", "--prompt", "fetch it",
+           "--allow", "curl *", "--allow", "make test")  # fmt: skip
+    shown = herald("cron", "show", "fetch").stdout
+    assert "curl *, make test" in shown
+    herald("cron", "edit", "fetch", "--allow", "wget *")  # replaces the list
+    with CronStore.for_home(cron_settings().home) as store:
+        assert store.job("fetch").allow == ("wget *",)
+    empty = herald("cron", "edit", "fetch", "--allow", " ", check=False)
+    assert empty.returncode != 0 and "--allow pattern is empty" in empty.stderr
+    # the refusal of an unattended run names this very command line
+    fake_llm.enqueue(Reply.tool_call("terminal", {"command": "curl -s http://127.0.0.1:9"}),
+                     Reply.text("tried"))  # fmt: skip
+    ran = herald("cron", "run", "fetch")
+    assert "herald cron edit fetch --allow 'curl *'" in ran.stdout + ran.stderr
