@@ -11,8 +11,8 @@ import pytest
 from cron_support import utc
 
 from herald.cron.jobs import JobSpec, add_job
-from herald.cron.store import CronStore
 from herald.cron.scheduler import Scheduler
+from herald.cron.store import CronStore
 from herald.testing.fake_llm import Reply
 from herald.testing.listener import Listener
 
