@@ -72,6 +72,7 @@ SAFE = [
     "date -d '1 day ago' +%F",
     "ps -ef",
     "printf '%s\\n' x",
+    'printf "[%s]" "$X"',
     "awk -F, '{print $2}' data.csv",
 ]
 
@@ -188,6 +189,7 @@ NOT_SAFE = [
     ("git log --ext", "writes"),
     ("read PATH <<< /tmp/evil; ls", "not on the read-only list"),  # then ls runs /tmp/evil/ls
     ("printf -v PATH %s /tmp/x; ls", "printf -v"),
+    ("printf $FMT x", "computed"),
     ("ps eww", "environment"),
     ("cat /proc/self/environ", "secret file"),
     ("head -c 200 /proc/1/environ", "secret file"),

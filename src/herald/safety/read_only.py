@@ -485,7 +485,10 @@ def check_segment(cmd: SimpleCommand, env: Mapping[str, str] | None = None) -> S
             return SegmentCheck(cmd, False, f"it reads a secret file ({word.text})")
     if check is None:
         return SegmentCheck(cmd, True)
-    if any(w.dynamic or w.glob or w.brace or w.subs or w.procsub for w in words):
+    # printf reads options only before its format: computed words after a literal
+    # format are data (printf "%s" "$X"), never an option.
+    inspected = words[:1] if name == "printf" else words
+    if any(w.dynamic or w.glob or w.brace or w.subs or w.procsub for w in inspected):
         return SegmentCheck(cmd, False, "an argument is computed and could become an option")
     why = check(args)
     return SegmentCheck(cmd, not why, why)
