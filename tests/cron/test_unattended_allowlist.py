@@ -61,6 +61,7 @@ def test_a_hijacked_job_reaches_nothing_and_the_record_says_what_was_refused(
     assert target.reached() == []  # nothing got out
     shell_result, curl_result = tool_results(fake_llm)
     assert f"Not run: `{shell}` is not known read-only" in shell_result
+    assert "no allow pattern can allow this form" in shell_result  # no misleading hint
     assert f"Not run: `{curl}` is not known read-only" in curl_result
     assert "herald cron edit digest --allow 'curl *'" in curl_result
     # the record (and so the delivered result) names each refused command, in Herald's

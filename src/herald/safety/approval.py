@@ -237,16 +237,22 @@ def run_judge(judge: Judge, command: str, verdict: CommandVerdict) -> tuple[Judg
 # -- the unattended allowlist -------------------------------------------------------
 
 
+def _patternable(segment: SegmentCheck, env: Mapping[str, str] | None) -> bool:
+    """Whether an allow pattern could ever match this simple command on its own: no
+    file redirection, assignment or substitution of its own."""
+    cmd = segment.command
+    if not cmd.words or cmd.assignments or redirect_problem(cmd, env):
+        return False
+    return not any(w.subs or w.procsub for w in cmd.words)
+
+
 def _segment_allowed(
     segment: SegmentCheck, patterns: list[str], env: Mapping[str, str] | None
 ) -> bool:
     """One simple command of a compound command matched by an allow pattern on its
     own: no file redirection, assignment, substitution or carrier payload of its own
     (those make it compound, and patterns never match compound commands)."""
-    cmd = segment.command
-    if not patterns or not cmd.words or cmd.assignments or redirect_problem(cmd, env):
-        return False
-    if any(w.subs or w.procsub for w in cmd.words):
+    if not patterns or not _patternable(segment, env):
         return False
     analysis = analyze_command(segment.text, env=env)
     if analysis.verdict.is_hardline:
@@ -304,13 +310,16 @@ def unattended_decision(
     why = (blocker.why if blocker is not None else check.why) or verdict.description
     if blocker is not None and blocker.read_only:
         why = verdict.description
+    # A part with a file redirection, an assignment or a substitution of its own is
+    # never matched by a pattern: suggesting one would mislead the owner.
+    patternable = blocker is not None and _patternable(blocker, env)
     return ApprovalDecision(
         "deny",
         f"`{text}` is not known read-only ({why}) and no unattended allow pattern matches it",
         "unattended",
         verdict,
         blocked=text,
-        suggested_pattern=_suggest_pattern(text),
+        suggested_pattern=_suggest_pattern(blocker.text) if patternable and blocker else None,
     )
 
 

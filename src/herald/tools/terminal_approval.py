@@ -162,7 +162,14 @@ def persist_always_pattern(pattern: str, config: HeraldConfig, home: HeraldHome 
 
 def unattended_refusal(decision: ApprovalDecision, ctx: ToolContext) -> str:
     """One line: what was not run, why, and the exact key or flag that would allow it."""
-    pattern = decision.suggested_pattern or "PATTERN"
+    if decision.suggested_pattern is None:
+        return (
+            f"{UNATTENDED_REFUSAL[:-1]}{decision.reason}; no one can approve it here "
+            f"({ctx.surface}), and no allow pattern can allow this form (a file redirection, "
+            f"a variable assignment or a substitution). {_NO_RETRY}; write files with "
+            "write_file, or report what you would need."
+        )
+    pattern = decision.suggested_pattern
     quoted = "'" + pattern.replace("'", "'\\''") + "'"
     hint = ctx.unattended_hint.replace("{pattern}", quoted) if ctx.unattended_hint else ""
     how = f"{hint} or approvals.unattended_allow" if hint else "approvals.unattended_allow"
