@@ -160,8 +160,12 @@ def test_a_dangerous_command_in_a_job_is_denied_because_nobody_can_approve(
     assert record.status == "ok" and victim.exists()
     tool_results = [m for m in fake_llm.model_requests()[-1].messages if m.get("role") == "tool"]
     assert len(tool_results) == 1
-    assert "not run: the command needs approval" in str(tool_results[0]["content"]).lower()
-    assert "(cron)" in str(tool_results[0]["content"])  # the unattended scenario decided
+    # unattended: not known read-only and no pattern of this job allows it (the refusal
+    # names the command and the exact flag that would allow it)
+    content = str(tool_results[0]["content"])
+    assert f"`rm -rf {victim}` is not known read-only" in content
+    assert "herald cron edit cleanup --allow 'rm *'" in content
+    assert "(cron)" in content  # the unattended scenario decided
 
 
 def test_a_job_may_allow_one_named_command_for_its_unattended_runs(
@@ -179,3 +183,4 @@ def test_a_job_may_allow_one_named_command_for_its_unattended_runs(
     (record,) = scheduler.tick(utc(2026, 12, 1, 9, 1)).records
     assert record.status == "ok" and not victim.exists()
     assert settings.config.approvals.always_allow == []  # only that job's runs allow it
+    assert settings.config.approvals.unattended_allow == []

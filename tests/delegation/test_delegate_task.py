@@ -198,6 +198,36 @@ def test_an_unattended_parents_children_are_denied_without_asking(make_agent, fa
     assert "no one can approve" in report["final_text"]
 
 
+def test_children_of_an_unattended_parent_inherit_its_allow_patterns(
+    make_agent, fake_llm, tmp_path
+):
+    def child(request):
+        if not is_child(request):
+            return None
+        done = [m["content"] for m in request.messages if m["role"] == "tool"]
+        if len(done) == 0:
+            return Reply.tool_call("terminal", {"command": "touch child.txt"})
+        if len(done) == 1:
+            return Reply.tool_call("terminal", {"command": "mkdir nope"})
+        return Reply.text(" || ".join(done))
+
+    fake_llm.set_handler(child)
+    fake_llm.enqueue(delegate("make the file"), Reply.text("done"))
+    # the parent is a cron run of a job that allowed `touch *` (nobody approves)
+    agent = make_agent(
+        source="cron",
+        unattended_allow=("touch *",),
+        unattended_hint="`herald cron edit job --allow {pattern}`",
+    )
+    agent.start_turn("go").result(timeout=60)
+    (report,) = results_of(fake_llm)
+    touched, refused = report["final_text"].split(" || ")
+    assert (tmp_path / "work" / "child.txt").exists() and "Not run" not in touched
+    assert "Not run: `mkdir nope` is not known read-only" in refused
+    assert "herald cron edit job --allow 'mkdir *'" in refused  # the parent's hint
+    assert not (tmp_path / "work" / "nope").exists()
+
+
 @pytest.mark.slow
 def test_interrupting_the_parent_interrupts_every_child_and_transcripts_stay_legal(
     make_agent, fake_llm

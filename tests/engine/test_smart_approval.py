@@ -15,8 +15,14 @@ def is_judge(req) -> bool:
     return any("You review shell commands" in (m.get("content") or "") for m in req.messages)
 
 
-@pytest.mark.parametrize(("verdict", "ran"), [("APPROVE\nroutine arithmetic", True), ("DENY\nno", False)])
-def test_the_judge_decides_before_a_human(make_agent, fake_llm, verdict, ran):
+# The judge answers for a human who is there (APPROVE spares them the question); with
+# nobody there the unattended allowlist decides and no judge is asked — except under the
+# dangerous `unattended: allow` opt-out, where a judge's DENY still denies.
+@pytest.mark.parametrize(
+    ("verdict", "ran", "attended"),
+    [("APPROVE\nroutine arithmetic", True, True), ("DENY\nno", False, False)],
+)
+def test_the_judge_decides_before_a_human(make_agent, fake_llm, verdict, ran, attended):
     def handler(req):
         if is_judge(req):
             return Reply.text(verdict)
@@ -25,9 +31,16 @@ def test_the_judge_decides_before_a_human(make_agent, fake_llm, verdict, ran):
         return Reply.text("finished")
 
     fake_llm.set_handler(handler)
-    agent = make_agent(config={"approvals": {"mode": "smart"}})
-    result = agent.run_turn("compute it")
+    asked: list[str] = []
+    if attended:
+        agent = make_agent(config={"approvals": {"mode": "smart"}})
+        humans = Humans(approve=lambda prompt: asked.append(prompt.text()) or "deny")
+    else:
+        opt_out = {"approvals": {"mode": "smart", "unattended": {"cli": "allow"}}}
+        agent, humans = make_agent(config=opt_out), None
+    result = agent.start_turn("compute it", humans=humans).result(timeout=60)
     assert result.exit_reason is ExitReason.TEXT_RESPONSE
+    assert asked == []  # the judge answered; nobody was asked
     judged = [r for r in fake_llm.model_requests() if is_judge(r)]
     assert len(judged) == 1
     assert "UNTRUSTED-COMMAND" in judged[0].messages[-1]["content"]
@@ -74,7 +87,8 @@ def compute_then_finish(verdict: str = "APPROVE\nfine"):
 def test_the_judges_usage_is_recorded_as_a_side_job(make_agent, fake_llm):
     fake_llm.set_handler(compute_then_finish())
     agent = make_agent(config={**PRICED, "budget": {}})
-    result = agent.run_turn("compute it")
+    attended = Humans(approve=lambda prompt: "deny")  # the judge answers for a human
+    result = agent.start_turn("compute it", humans=attended).result(timeout=60)
     kinds = [u.kind for u in agent.store.list_usage(result.session_id)]
     assert "judge" in kinds
     judge = next(u for u in agent.store.list_usage(result.session_id) if u.kind == "judge")

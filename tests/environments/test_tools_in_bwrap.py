@@ -10,10 +10,14 @@ from pathlib import Path
 import pytest
 from environment_support import require_bwrap
 
+from herald.engine import Humans
 from herald.testing.fake_llm import Reply
 
 FAKE_KEY = "zq-agent-test-key-8812"
 BWRAP = {"terminal": {"backend": "bwrap"}}
+# These turns are attended (a person who would refuse anything asked): unattended, only
+# known read-only commands run (the unattended allowlist), sandbox or not.
+ATTENDED = Humans(approve=lambda prompt: "deny")
 
 
 @pytest.fixture
@@ -43,7 +47,7 @@ def test_terminal_and_file_tools_run_inside_the_sandbox(
         Reply.text("Done."),
     )
     agent = make_agent(config=BWRAP)
-    result = agent.run_turn("look around")
+    result = agent.start_turn("look around", humans=ATTENDED).result(timeout=60)
     assert result.final_text == "Done."
     terminal_out, key_read, _written, read_back = _tool_results(fake_llm)
     work = tmp_path / "work"
@@ -67,7 +71,7 @@ def test_without_bubblewrap_the_tools_refuse_and_nothing_runs(
         Reply.text("The sandbox is missing."),
     )
     agent = make_agent(config=BWRAP)
-    agent.run_turn("try it")
+    agent.start_turn("try it", humans=ATTENDED).result(timeout=60)
     terminal_out, write_out = _tool_results(fake_llm)
     for text in (terminal_out, write_out):
         assert "apt install bubblewrap" in text and "outside the sandbox" in text
@@ -90,7 +94,7 @@ def test_patch_search_and_process_run_inside_the_sandbox(
         Reply.text("Done."),
     )
     agent = make_agent(config=BWRAP)
-    agent.run_turn("edit and search")
+    agent.start_turn("edit and search", humans=ATTENDED).result(timeout=60)
     patched, searched, started = _tool_results(fake_llm)
     assert "error" not in patched.lower()
     assert (work / "app.py").read_text() == "GREETING = 'howdy'\n"

@@ -38,8 +38,14 @@ def session(sshd: SshdServer, ssh_control_dir: str, tmp_path: Path) -> Iterator[
     work.mkdir()
     settings = make_home(tmp_path / "home", {})
     env = ssh_environment(sshd, ssh_control_dir, cwd=str(work))
+    # attended (a person who refuses anything asked): these tests are about ssh, and an
+    # unattended turn runs only the unattended allowlist
     ctx = ToolContext(
-        home=settings.home, config=settings.config, secrets=settings.secrets, environment=env
+        home=settings.home,
+        config=settings.config,
+        secrets=settings.secrets,
+        environment=env,
+        approve=lambda prompt: "deny",
     )
     registry = ToolRegistry()
     terminal.register(registry)

@@ -210,7 +210,7 @@ def test_a_hook_cannot_approve_what_the_approval_layer_refuses(
     agent.run_turn("clean up")  # unattended: no human, so the dangerous command is denied
     tool = [m for m in fake_llm.model_requests()[1].messages if m["role"] == "tool"][-1]
     assert victim.exists()
-    assert "Not run: the command needs approval" in tool["content"]
+    assert "Not run: `rm -rf keep` is not known read-only" in tool["content"]
 
 
 def test_two_plugins_registering_one_memory_provider_name(make_agent, fake_llm, tmp_path):

@@ -148,9 +148,14 @@ def test_the_policy_object_applies_only_when_relaxed(work: Path) -> None:
     assert relaxed.evaluate("rm -rf build", has_human=True, env=env).source == "sandbox"
     strict = ApprovalPolicy(ApprovalsConfig(sandboxed="strict"), sandbox=scope)
     assert strict.evaluate("rm -rf build", has_human=True, env=env).outcome == "ask_human"
+    # Unattended, the sandbox relaxes nothing: only the unattended allowlist (known
+    # read-only commands and unattended_allow patterns) runs (invariant 17).
     unattended = ApprovalPolicy(ApprovalsConfig(), sandbox=scope)
-    assert unattended.evaluate("rm -rf build", has_human=False, env=env).allowed
+    assert unattended.evaluate("rm -rf build", has_human=False, env=env).source == "unattended"
     assert not unattended.evaluate("rm -rf ../x", has_human=False, env=env).allowed
+    allowed = ApprovalPolicy(ApprovalsConfig(unattended_allow=["rm -rf build"]), sandbox=scope)
+    assert allowed.evaluate("rm -rf build", has_human=False, env=env).allowed
+    assert not allowed.evaluate("rm -rf ../x", has_human=False, env=env).allowed
 
 
 def test_paths_under_the_private_tmp_are_the_sandboxs_own(work: Path) -> None:

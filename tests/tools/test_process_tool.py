@@ -21,7 +21,9 @@ from herald.tools.process import ACTIONS, DEFAULT_WAIT_S, MAX_LOG_CHARS
 
 @pytest.fixture
 def harness(tmp_path: Path) -> Iterator[Harness]:
-    h = make_harness(tmp_path)
+    # Attended (a human who answers nothing): these tests are about the process tool;
+    # unattended input is held to the unattended allowlist (test_input_passes_…).
+    h = make_harness(tmp_path, approve=FakeHuman([]))
     yield h
     h.close()
 
@@ -87,6 +89,11 @@ def test_input_passes_the_same_safety_gate(tmp_path: Path) -> None:
     pid = start(h, "cat")
     err = h.error("process", action="write", id=pid, input="python3 -c 'print(1)'\n")
     assert "no one can approve it here" in err
+    # unattended, input is a command like any other: only read-only text or an
+    # unattended allow pattern of the surface goes through (fail closed)
+    err = h.error("process", action="write", id=pid, input="plain text\n")
+    assert "`plain text` is not known read-only" in err
+    h.ctx.unattended_allow = ("plain *",)
     assert h.json("process", action="write", id=pid, input="plain text\n")["written_chars"] == 11
     h.json("process", action="kill", id=pid)
     h.close()

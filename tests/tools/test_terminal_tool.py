@@ -160,6 +160,7 @@ def test_commands_over_the_parser_limits_are_saved_as_a_script(harness: Harness)
     assert path.parent == harness.settings.home.cache_dir / "blocked-scripts"
     assert path.read_text().endswith(command + "\n")
     assert (path.stat().st_mode & 0o777) == 0o600
+    harness.ctx.approve = FakeHuman([])  # unattended, `bash FILE` needs an allow pattern
     out = harness.ok("terminal", command=f"bash {path}")  # the normal path
     assert out.startswith("a" * 100) and "[exit 0 · " in out
 

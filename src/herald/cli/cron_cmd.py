@@ -38,7 +38,11 @@ SkillOpt = Annotated[
 ]
 AllowOpt = Annotated[
     list[str] | None,
-    typer.Option("--allow", help="a dangerous command pattern this job may run (repeatable)"),
+    typer.Option(
+        "--allow",
+        help="a command pattern (glob, e.g. 'curl *') this job may run unattended beyond "
+        "the known read-only commands (repeatable; on edit it replaces the job's list)",
+    ),
 ]
 ScriptOpt = Annotated[
     str | None, typer.Option(help="run this script first; its stdout is given to the agent")

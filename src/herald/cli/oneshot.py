@@ -46,13 +46,14 @@ def _status_callbacks(*, attended: bool):
             return
         what = commands.get(name) or name
         say(
-            f"refused: {what!s} needs approval and nobody is at a terminal to give it "
-            "(stdin is not a terminal).",
+            f"refused: {what!s} is not known read-only and nobody is at a terminal to "
+            "approve it (stdin is not a terminal).",
             "yellow",
         )
         say(
             "  To be asked, run herald chat -q from a terminal; to allow such commands "
-            "without asking, set approvals.unattended: {cli: allow} in config.yaml.",
+            "unattended, add a pattern (e.g. 'make test') to approvals.unattended_allow "
+            "in config.yaml.",
             "yellow",
         )
 

@@ -134,11 +134,20 @@ class ApprovalsConfig(StrictModel):
         default_factory=list, description="command globs always refused; nothing overrides them"
     )
     unattended_default: Literal["deny", "allow"] = Field(
-        "deny", description="answer for a dangerous command when no human can be asked"
+        "deny",
+        description="deny: an unattended turn runs only known read-only commands and "
+        "unattended_allow patterns; allow (DANGEROUS opt-out): it runs anything not "
+        "hard-line or denied",
     )
     unattended: dict[str, Literal["deny", "allow"]] = Field(
         default_factory=dict,
-        description="per-scenario override of unattended_default (keys such as cron, api, webhook)",
+        description="per-scenario override of unattended_default (keys such as cron, api, "
+        "mcp, kanban, delegate)",
+    )
+    unattended_allow: list[str] = Field(
+        default_factory=list,
+        description="command patterns every unattended turn may run beyond the known "
+        "read-only commands (glob; never match compound commands as a whole)",
     )
     sandboxed: Literal["relaxed", "strict"] = Field(
         "relaxed",

@@ -58,6 +58,11 @@ class KanbanConfig(StrictModel):
         description="what one attempt at a task may cost; a model call whose estimate would "
         "pass it is not made, and the task is blocked for a human instead of retried",
     )
+    worker_allow: list[str] = Field(
+        default_factory=list,
+        description="command patterns (glob, e.g. 'make test') board workers may run "
+        "unattended beyond the known read-only commands",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -78,6 +78,16 @@ class McpServeConfig(StrictModel):
     )
     toolset: str = Field("herald-api", description="toolset bundle agent_run turns get")
     max_iterations: int = Field(30, ge=1, description="default model calls per agent_run")
+    relay_approvals: bool = Field(
+        True,
+        description="put approvals to a client that can answer (elicitation); false: no "
+        "client ever approves, agent_run turns follow the unattended policy",
+    )
+    allow: list[str] = Field(
+        default_factory=list,
+        description="command patterns (glob) agent_run turns nobody approves may run "
+        "beyond the known read-only commands",
+    )
 
 
 class McpConfig(StrictModel):

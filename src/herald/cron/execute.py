@@ -1,7 +1,10 @@
 """Running one occurrence of a job: assemble and scan the prompt, then one unattended
 turn in a session of its own (source ``cron``), with the job's toolset, model and
-iteration budget. No `Humans` are passed, so approvals follow the unattended policy
-(``approvals.unattended.cron``, default deny)."""
+iteration budget. No `Humans` are passed, so approvals follow the unattended policy:
+known read-only commands run, plus the job's own ``--allow`` patterns and
+``approvals.unattended_allow``; everything else is refused with the ``herald cron edit
+JOB --allow`` line that would allow it (``approvals.unattended: {cron: allow}`` is the
+dangerous opt-out)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from herald.cron.prompt import assemble_prompt
 from herald.cron.store import NewRun
+from herald.tools import UNATTENDED_REFUSAL
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -25,17 +29,37 @@ log = logging.getLogger("herald.cron")
 
 
 def job_settings(settings: Settings, job: Job) -> Settings:
-    """The settings of one run: the job's model, and its own ``--allow`` command
-    patterns added to ``approvals.always_allow`` (deny globs and hard-line refusals
-    still win; everything else dangerous is denied: nobody is there to approve)."""
-    if not job.model and not job.allow:
+    """The settings of one run: the job's model. (Its ``--allow`` patterns travel in
+    `job_options`, to this job's runs only.)"""
+    if not job.model:
         return settings
     config = copy.deepcopy(settings.config)
-    if job.model:
-        config.model.name = job.model
-    if job.allow:
-        config.approvals.always_allow = [*config.approvals.always_allow, *job.allow]
+    config.model.name = job.model
     return replace(settings, config=config)
+
+
+def allow_hint(job: Job) -> str:
+    """How the owner allows one more command for this job (the refusal quotes it)."""
+    return f"`herald cron edit {job.name} --allow {{pattern}}`"
+
+
+
+def refusal_note(refused: list[str]) -> str:
+    """What the run record and the delivered result say about commands the unattended
+    policy refused (Herald's words, not the model's), each with how to allow it."""
+    if not refused:
+        return ""
+    lines = "\n".join(f"- {line}" for line in dict.fromkeys(refused))
+    return f"\n\n[Herald] Commands refused in this unattended run:\n{lines}"
+
+
+def _refusal_line(result: str) -> str | None:
+    start = result.find(UNATTENDED_REFUSAL)
+    if start < 0:
+        return None
+    line = result[start:]
+    cut = line.find(" Do not retry")  # the advice to the model is not for the owner
+    return line[:cut] if cut > 0 else line
 
 
 def execute_job(
@@ -48,8 +72,15 @@ def execute_job(
         return NewRun("blocked", reason=assembled.reason, started_at=started)
     if assembled.script_failed:
         return NewRun("failed", reason="script_failed", error=assembled.reason, started_at=started)
-    from herald.engine import Agent, AgentOptions
+    from herald.engine import Agent, AgentOptions, TurnCallbacks
     from herald.state import StateStore
+
+    refused: list[str] = []
+
+    def on_tool_end(_name: str, result: str, is_error: bool) -> None:
+        line = _refusal_line(result) if is_error else None
+        if line is not None:
+            refused.append(line)
 
     cron = settings.config.cron
     cwd = Path(cron.cwd).expanduser() if cron.cwd else Path(settings.home.cron_dir) / "work"
@@ -61,12 +92,17 @@ def execute_job(
         cwd=str(cwd),
         toolset=job.toolset or cron.toolset,
         max_iterations=max_turns,
+        # the job's own --allow patterns: what it may run beyond the read-only commands
+        unattended_allow=tuple(job.allow),
+        unattended_hint=allow_hint(job),
     )
     try:
         with StateStore(settings.home.state_db) as store:
             agent = Agent.from_settings(job_settings(settings, job), store, options=options)
             try:
-                handle = agent.start_turn(assembled.text)  # no humans: unattended
+                handle = agent.start_turn(  # no humans: unattended
+                    assembled.text, callbacks=TurnCallbacks(on_tool_end=on_tool_end)
+                )
                 deadline = time.monotonic() + cron.run_timeout_seconds
                 while not handle.wait(0.25):
                     if time.monotonic() > deadline or (cancel is not None and cancel.is_set()):
@@ -92,15 +128,17 @@ def execute_job(
         getattr(result.usage, "completion_tokens", 0) or 0
     )
     reason = result.exit_reason.value
+    note = refusal_note(refused)
     if result.completed and (result.final_text or "").strip():
         return NewRun("ok", reason=reason, started_at=started, session_id=result.session_id,
-                      output=result.final_text, tokens=tokens)  # fmt: skip
+                      output=result.final_text + note, tokens=tokens)  # fmt: skip
     error = result.error or (
         "the agent ended without an answer" if result.completed else f"the turn ended: {reason}"
     )
     return NewRun("failed", reason=reason, error=error, started_at=started,
-                  session_id=result.session_id, output=result.final_text or None,
+                  session_id=result.session_id,
+                  output=((result.final_text or "") + note).strip() or None,
                   tokens=tokens)  # fmt: skip
 
 
-__all__ = ["execute_job", "job_settings"]
+__all__ = ["allow_hint", "execute_job", "job_settings", "refusal_note"]

@@ -262,6 +262,9 @@ class Delegation:
                 max_iterations=self.settings.max_iterations,
                 parent_session_id=self.parent_session_id,
                 seed=self._seed,
+                # an unattended parent's allow patterns hold for its children too
+                unattended_allow=ctx.unattended_allow,
+                unattended_hint=ctx.unattended_hint,
             )
             visible = None  # the parent's exact tool list: refusals happen at call time
         else:
@@ -272,6 +275,9 @@ class Delegation:
                 max_iterations=self.settings.max_iterations,
                 parent_session_id=self.parent_session_id,
                 caller_system=CHILD_SYSTEM,
+                # an unattended parent's allow patterns hold for its children too
+                unattended_allow=ctx.unattended_allow,
+                unattended_hint=ctx.unattended_hint,
             )
             visible = parent_tools  # never more than the parent has
         return ctx.spawn_agent(

@@ -102,7 +102,13 @@ class Agent(RuntimeParts):
         self._pending_steer: list[str] = []
         self._background = Background()
         tool_context = ToolContext(
-            home=home, config=config, secrets=secrets, surface=options.source, store=store
+            home=home,
+            config=config,
+            secrets=secrets,
+            surface=options.source,
+            store=store,
+            unattended_allow=tuple(options.unattended_allow),
+            unattended_hint=options.unattended_hint,
         )
         from herald.plugins import plugins_for
 

@@ -48,6 +48,11 @@ class AgentOptions:
     hygiene: HygieneConfig | None = None
     # A new session starts from this prompt and history instead of a built prompt.
     seed: SessionSeed | None = None
+    # Unattended turns (no humans): command patterns this job, worker or client may run
+    # beyond the known read-only commands (with approvals.unattended_allow), and how the
+    # owner adds one, "{pattern}" standing for the suggested pattern (the refusal says it).
+    unattended_allow: tuple[str, ...] = ()
+    unattended_hint: str = ""
 
     def __post_init__(self) -> None:
         if self.max_turns is not None:

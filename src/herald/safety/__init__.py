@@ -57,6 +57,13 @@ from herald.safety.commands import (
     save_blocked_script,
 )
 from herald.safety.host_executed import HOST_EXECUTED_PATHS, HostExecuted, host_executed_target
+from herald.safety.read_only import (
+    READ_ONLY_COMMANDS,
+    ReadOnlyCheck,
+    SegmentCheck,
+    check_read_only,
+    is_read_only,
+)
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
 from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
 from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
@@ -66,6 +73,7 @@ __all__ = [
     "HOST_EXECUTED_PATHS",
     "HUMAN_CHOICES",
     "PARSER_LIMITS_RULE",
+    "READ_ONLY_COMMANDS",
     "RULE_CATALOGUE",
     "SCAN_KINDS",
     "SCAN_RULES",
@@ -77,17 +85,21 @@ __all__ = [
     "HostExecuted",
     "Judge",
     "JudgeSkipped",
+    "ReadOnlyCheck",
     "SandboxScope",
     "ScanFinding",
     "ScanResult",
+    "SegmentCheck",
     "analyze_command",
     "build_judge_prompt",
     "build_prompt",
     "check_command",
+    "check_read_only",
     "clear_secret_values",
     "decide",
     "deny_glob_match",
     "host_executed_target",
+    "is_read_only",
     "make_allow_pattern",
     "parse_judge_answer",
     "pattern_matches",

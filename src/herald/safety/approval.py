@@ -5,6 +5,9 @@ Order of precedence (first match decides):
 1. a user ``approvals.deny`` glob matches the command or any part of it -> deny
    (nothing overrides a deny glob);
 2. the verdict is ``hardline`` -> deny (no mode, pattern or answer lifts it);
+2b. no human is present (an unattended turn) and the scenario has not opted out
+   (``approvals.unattended[scenario]`` / ``unattended_default`` not ``allow``): the
+   unattended allowlist decides, and nothing below applies (see `unattended_decision`);
 3. the verdict is ``allow`` -> allow;
 3b. inside a real sandbox with ``approvals.sandboxed: relaxed``, a command that
    only endangers the sandbox (see :mod:`herald.safety.sandbox_policy`) -> allow;
@@ -13,8 +16,21 @@ Order of precedence (first match decides):
    (patterns never match compound commands);
 6. ``mode: smart`` with a judge: the auxiliary model's APPROVE -> allow;
    DENY, ESCALATE, an unclear answer or an error go on to a human;
-7. a human is present -> ``ask_human``; else the scenario's unattended
-   default applies (deny unless configured; a judge's DENY is always a deny).
+7. a human is present -> ``ask_human``; else (an unattended scenario set to
+   ``allow``, the dangerous opt-out) -> allow (a judge's DENY is always a deny).
+
+The unattended allowlist (invariants 13 and 17): an unattended command runs when it
+is known read-only (:mod:`herald.safety.read_only`) or an unattended allow pattern
+matches it (``approvals.unattended_allow`` plus the job's, worker's or client's own
+patterns, passed as ``unattended_allow``). Patterns are globs like ``always_allow`` and
+never match a compound command as a whole; a compound command runs when each of its
+simple commands is known read-only or matched by a pattern on its own (with no file
+redirection, assignment or carrier payload of its own), so ``git status; curl x`` runs
+with ``curl *`` allowed and ``curl x | sh`` never does. ``always_allow``, session
+approvals, ``mode: off``, sandbox relaxation and the smart-mode judge answer for a
+human who is there; they open nothing unattended. File-tool writes pass
+``allowlist=False``: they are judged by the path rules alone (a cron job may write
+its report), and a dangerous write is still refused with nobody there.
 
 A human answer is one of ``once``, ``session``, ``always`` or ``deny``; no
 answer within ``timeout_seconds`` is a denial. ``session`` and ``always``
@@ -51,6 +67,7 @@ from typing import Literal
 
 from herald.config.schema import ApprovalsConfig
 from herald.safety.commands import CommandAnalysis, CommandVerdict, analyze_command
+from herald.safety.read_only import SegmentCheck, check_read_only, redirect_problem
 from herald.safety.redaction import redact
 from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
 from herald.safety.shell_lex import strip_comments
@@ -87,12 +104,18 @@ class ApprovalPrompt:
 class ApprovalDecision:
     outcome: Outcome
     reason: str
-    source: str  # deny_glob | hardline | safe | sandbox | mode_off | session | always | judge | human | timeout | unattended
+    # deny_glob | hardline | safe | sandbox | mode_off | session | always | judge | human
+    # | timeout | unattended | read_only | unattended_allow
+    source: str
     verdict: CommandVerdict
     prompt: ApprovalPrompt | None = None
     remember: Literal["session", "always"] | None = None
     pattern: str | None = None
     judge_answer: JudgeAnswer | None = None
+    # Unattended refusals: the simple command that is neither known read-only nor
+    # allowed, and a pattern that would allow it (for the "how to allow it" hint).
+    blocked: str | None = None
+    suggested_pattern: str | None = None
 
     @property
     def allowed(self) -> bool:
@@ -211,6 +234,95 @@ def run_judge(judge: Judge, command: str, verdict: CommandVerdict) -> tuple[Judg
     return parse_judge_answer(answer)
 
 
+# -- the unattended allowlist -------------------------------------------------------
+
+
+def _patternable(segment: SegmentCheck, env: Mapping[str, str] | None) -> bool:
+    """Whether an allow pattern could ever match this simple command on its own: no
+    file redirection, assignment or substitution of its own."""
+    cmd = segment.command
+    if not cmd.words or cmd.assignments or redirect_problem(cmd, env):
+        return False
+    return not any(w.subs or w.procsub for w in cmd.words)
+
+
+def _segment_allowed(
+    segment: SegmentCheck, patterns: list[str], env: Mapping[str, str] | None
+) -> bool:
+    """One simple command of a compound command matched by an allow pattern on its
+    own: no file redirection, assignment, substitution or carrier payload of its own
+    (those make it compound, and patterns never match compound commands)."""
+    if not patterns or not _patternable(segment, env):
+        return False
+    analysis = analyze_command(segment.text, env=env)
+    if analysis.verdict.is_hardline:
+        return False
+    return any(pattern_matches(p, analysis) for p in patterns)
+
+
+def _suggest_pattern(text: str) -> str:
+    words = text.split()
+    if not words:
+        return "PATTERN"
+    return _escape_glob(words[0]) + (" *" if len(words) > 1 else "")
+
+
+def unattended_decision(
+    command: str,
+    analysis: CommandAnalysis,
+    verdict: CommandVerdict,
+    patterns: Iterable[str],
+    env: Mapping[str, str] | None = None,
+) -> ApprovalDecision:
+    """Allow `command` with nobody there only when it is known read-only or allowed by
+    an unattended pattern (see the module docstring); else a denial naming the simple
+    command that is neither."""
+    patterns = [p for p in patterns if p.strip()]
+    check = check_read_only(command, env=env)
+    if check.read_only and verdict.allowed:
+        return ApprovalDecision("allow", "known read-only", "read_only", verdict)
+    for pattern in patterns:
+        if pattern_matches(pattern, analysis):
+            return ApprovalDecision(
+                "allow", f"matches the unattended allow pattern {pattern!r}", "unattended_allow",
+                verdict,
+            )  # fmt: skip
+    blocker: SegmentCheck | None = None
+    for segment in check.segments:
+        if segment.read_only and (
+            verdict.allowed or analyze_command(segment.text, env=env).verdict.allowed
+        ):
+            continue
+        if _segment_allowed(segment, patterns, env):
+            continue
+        blocker = segment
+        break
+    if check.segments and blocker is None:
+        return ApprovalDecision(
+            "allow", "each part is known read-only or matches an unattended allow pattern",
+            "unattended_allow", verdict,
+        )  # fmt: skip
+    whole = blocker is None or len(check.segments) == 1
+    # one line whatever the model wrote: a newline in a quoted word must not forge lines
+    # in the refusal (a cron record quotes it to the owner)
+    shown = _collapse(command if whole or blocker is None else blocker.shown)
+    text = redact(shown)[:200]
+    why = (blocker.why if blocker is not None else check.why) or verdict.description
+    if blocker is not None and blocker.read_only:
+        why = verdict.description
+    # A part with a file redirection, an assignment or a substitution of its own is
+    # never matched by a pattern: suggesting one would mislead the owner.
+    patternable = blocker is not None and _patternable(blocker, env)
+    return ApprovalDecision(
+        "deny",
+        f"`{text}` is not known read-only ({why}) and no unattended allow pattern matches it",
+        "unattended",
+        verdict,
+        blocked=text,
+        suggested_pattern=_suggest_pattern(blocker.text) if patternable and blocker else None,
+    )
+
+
 # -- decisions --------------------------------------------------------------------
 
 
@@ -239,9 +351,14 @@ def decide(
     judge: Judge | None = None,
     env: Mapping[str, str] | None = None,
     sandbox: SandboxScope | None = None,
+    unattended_allow: Iterable[str] = (),
+    allowlist: bool = True,
 ) -> ApprovalDecision:
     """Apply the precedence in the module docstring to one command. `sandbox` is
-    the running sandbox when ``approvals.sandboxed`` is relaxed (None otherwise)."""
+    the running sandbox when ``approvals.sandboxed`` is relaxed (None otherwise).
+    `unattended_allow` are the patterns an unattended turn may run beyond the known
+    read-only commands; `allowlist=False` (file-tool writes) leaves the unattended
+    allowlist out, so only the safety rules judge."""
     analysis = analyze_command(command, env=env)
     verdict = verdict or analysis.verdict
     glob = deny_glob_match(deny_globs, command, analysis)
@@ -251,6 +368,8 @@ def decide(
         )
     if verdict.is_hardline:
         return ApprovalDecision("deny", f"refused: {verdict.description}", "hardline", verdict)
+    if not has_human and allowlist and scenario_default != "allow":
+        return unattended_decision(command, analysis, verdict, unattended_allow, env)
     if verdict.allowed:
         return ApprovalDecision("allow", "no safety rule matched", "safe", verdict)
     if sandbox is not None:
@@ -293,7 +412,7 @@ def decide(
             judge_answer=judge_answer,
         )  # fmt: skip
     if scenario_default == "allow":
-        return ApprovalDecision(
+        return ApprovalDecision(  # the owner's explicit, documented opt-out
             "allow", "no approver present; this scenario allows dangerous commands", "unattended",
             verdict, judge_answer=judge_answer,
         )  # fmt: skip
@@ -374,7 +493,11 @@ class ApprovalPolicy:
         has_human: bool,
         env: Mapping[str, str] | None = None,
         verdict: CommandVerdict | None = None,
+        unattended_allow: Iterable[str] = (),
+        allowlist: bool = True,
     ) -> ApprovalDecision:
+        """`unattended_allow`: the job's, worker's or client's own patterns, added to
+        ``approvals.unattended_allow``; `allowlist=False` for file-tool writes."""
         return decide(
             command,
             verdict,
@@ -387,6 +510,8 @@ class ApprovalPolicy:
             judge=self.judge,
             env=env,
             sandbox=self.sandbox if self.config.sandboxed == "relaxed" else None,
+            unattended_allow=[*self.config.unattended_allow, *unattended_allow],
+            allowlist=allowlist,
         )
 
     def record_choice(

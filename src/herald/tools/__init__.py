@@ -41,6 +41,7 @@ from herald.tools.registry import (
     sanitize_error,
 )
 from herald.tools.results import limit_result
+from herald.tools.terminal_approval import UNATTENDED_REFUSAL
 from herald.tools.toolsets import (
     BUILTIN_TOOLSETS,
     DEFAULT_BUNDLE,
@@ -62,6 +63,7 @@ __all__ = [
     "MAX_ERROR_CHARS",
     "PARALLEL",
     "SEQUENTIAL",
+    "UNATTENDED_REFUSAL",
     "CheckCache",
     "DefinitionsCache",
     "GuardrailController",

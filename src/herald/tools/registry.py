@@ -82,6 +82,12 @@ class ToolContext:
     approve: Callable[[ApprovalPrompt], str | None] | None = None
     # Ask the human a question (the clarify tool); None when no human is present.
     clarify: Callable[[str, list[str] | None], str | None] | None = None
+    # With no human (approve is None): the command patterns this job, worker or client
+    # may run beyond the known read-only commands (approvals.unattended_allow adds to
+    # them), and how the owner allows one more ("{pattern}" marks the pattern), for the
+    # refusal. Set by the surface that starts the turn; sub-agents inherit both.
+    unattended_allow: tuple[str, ...] = ()
+    unattended_hint: str = ""
     on_activity: Callable[[str], None] | None = None  # throttled progress of long tools
     # The session store (a herald.state.StateStore) for tools that read history.
     store: HistoryStore | None = None

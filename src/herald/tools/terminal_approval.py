@@ -4,8 +4,10 @@ input `process` writes to a background process).
 Order: the hard-line floor (`check_command`; commands over the parser limits
 are saved as a script the model can run instead), then the approval policy
 (`herald.safety.ApprovalPolicy`): deny globs, ``approvals.mode``, session and
-always-allow patterns, the smart-mode judge, a human, or the unattended
-default of the surface. Commands approved "for this session" are kept in
+always-allow patterns, the smart-mode judge, a human; with no human, the
+unattended allowlist (known read-only commands, ``approvals.unattended_allow`` and the
+surface's own ``ctx.unattended_allow``), refused in one line that names the key or
+flag that would allow the command (``ctx.unattended_hint``). Commands approved "for this session" are kept in
 `SessionApprovals` (``ctx.own(SessionApprovals)``); the smart-mode judge is
 ``ctx.judge``, installed by a surface that has an auxiliary model (without it
 smart mode asks the human).
@@ -53,6 +55,8 @@ class SessionApprovals:
 
 
 _NO_RETRY = "Do not retry the same command or a variant of it"
+# Starts every refusal by the unattended allowlist (surfaces collect them for the owner).
+UNATTENDED_REFUSAL = "Not run: `"
 
 
 class CommandRefused(ToolArgumentError):
@@ -159,6 +163,26 @@ def persist_always_pattern(pattern: str, config: HeraldConfig, home: HeraldHome 
     return ""
 
 
+def unattended_refusal(decision: ApprovalDecision, ctx: ToolContext) -> str:
+    """One line: what was not run, why, and the exact key or flag that would allow it."""
+    if decision.suggested_pattern is None:
+        return (
+            f"{UNATTENDED_REFUSAL[:-1]}{decision.reason}; no one can approve it here "
+            f"({ctx.surface}), and no allow pattern can allow this form (a file redirection, "
+            f"a variable assignment or a substitution). {_NO_RETRY}; write files with "
+            "write_file, or report what you would need."
+        )
+    pattern = decision.suggested_pattern
+    quoted = "'" + pattern.replace("'", "'\\''") + "'"
+    hint = ctx.unattended_hint.replace("{pattern}", quoted) if ctx.unattended_hint else ""
+    how = f"{hint} or approvals.unattended_allow" if hint else "approvals.unattended_allow"
+    return (
+        f"{UNATTENDED_REFUSAL[:-1]}{decision.reason}; no one can approve it here ({ctx.surface}). "
+        f"The owner can allow it with {how} (pattern {quoted}). {_NO_RETRY}; "
+        "use read-only commands or report what you would need."
+    )
+
+
 def _refusal(decision: ApprovalDecision, surface: str) -> str:
     verdict = decision.verdict
     what = f"{verdict.description} [{verdict.rule}]"
@@ -194,11 +218,14 @@ def gate_command(
     cwd: str,
     *,
     display: str | None = None,
+    allowlist: bool = True,
 ) -> str:
     """Allow `command` or raise CommandRefused. Returns a note for the model
     (empty unless an "always" approval could not be saved). `display` is what the
     human is shown when the checked command only stands in for the real action
-    (a file tool's write is checked as the equivalent shell redirect)."""
+    (a file tool's write is checked as the equivalent shell redirect), and such a
+    write passes `allowlist=False`: with nobody there it is judged by the path rules,
+    not by the unattended command allowlist (a cron job may write its report)."""
     config = ctx.config or HeraldConfig()
     env = check_env(ctx, environment, cwd)
     verdict = check_command(command, env=env)
@@ -212,7 +239,14 @@ def gate_command(
         session_patterns=session_patterns,
         sandbox=sandbox_scope(environment),
     )
-    decision = policy.evaluate(command, has_human=ctx.approve is not None, env=env, verdict=verdict)
+    decision = policy.evaluate(
+        command,
+        has_human=ctx.approve is not None,
+        env=env,
+        verdict=verdict,
+        unattended_allow=ctx.unattended_allow,
+        allowlist=allowlist,
+    )
     if decision.outcome == "ask_human" and ctx.approve is not None:
         assert decision.prompt is not None
         prompt = decision.prompt
@@ -223,6 +257,8 @@ def gate_command(
             raise CommandRefused("Not run: the turn was interrupted while waiting for approval.")
         decision = policy.record_choice(command, answer, env=env)
     if not decision.allowed:
+        if decision.source == "unattended" and decision.blocked is not None:
+            raise CommandRefused(unattended_refusal(decision, ctx))
         raise CommandRefused(_refusal(decision, ctx.surface))
     if decision.remember == "always" and decision.pattern:
         failure = persist_always_pattern(decision.pattern, config, ctx.home)
@@ -232,6 +268,7 @@ def gate_command(
 
 
 __all__ = [
+    "UNATTENDED_REFUSAL",
     "CommandRefused",
     "SessionApprovals",
     "ask_human",
@@ -239,4 +276,5 @@ __all__ = [
     "gate_command",
     "persist_always_pattern",
     "sandbox_scope",
+    "unattended_refusal",
 ]

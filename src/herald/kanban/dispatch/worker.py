@@ -140,6 +140,9 @@ def _work(settings: Settings, board: Board, task_id: int, token: str, ttl: float
                     toolset=WORKER_TOOLSET,
                     cwd=str(task_workdir(settings, task.id)),
                     max_iterations=settings.config.kanban.worker_max_iterations,
+                    # nobody approves for a worker: read-only commands and these patterns
+                    unattended_allow=tuple(settings.config.kanban.worker_allow),
+                    unattended_hint="kanban.worker_allow: [{pattern}]",
                 ),
             )
         except Exception as exc:  # a bad model config, say: the attempt ends here

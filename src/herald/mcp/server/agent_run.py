@@ -12,8 +12,10 @@ Approvals are put to the client as a form elicitation (once / session / deny):
   client does this by itself), then the same call goes on following the turn;
 - on an older connection ``ctx.elicit`` asks in the middle of the call.
 
-A client that did not declare elicitation cannot answer: the turn runs unattended
-and such actions are refused by the unattended policy. A question nobody answers
+A client that did not declare elicitation cannot answer, and with
+``mcp.serve.relay_approvals: false`` no client is asked: the turn runs unattended, so
+only known read-only commands and ``mcp.serve.allow`` / ``approvals.unattended_allow``
+patterns run; everything else is refused. A question nobody answers
 within ``approvals.timeout_seconds`` is a denial. Nothing is approved on anyone's
 behalf.
 
@@ -119,6 +121,8 @@ def open_session_agent(
     cwd: str | None = None,
     toolset: str | None = None,
     max_turns: int | None = None,
+    unattended_allow: tuple[str, ...] = (),
+    unattended_hint: str = "",
 ) -> tuple[Any, Any, str]:
     """An agent on `session_id` (an id or unique prefix), or on a session created now,
     with the configured MCP servers' tools; returns (agent, registry, session id)."""
@@ -127,7 +131,12 @@ def open_session_agent(
 
     if session_id is not None:
         session_id = store.resolve_session_id(session_id)
-    options = AgentOptions(source=source, max_iterations=max_turns)
+    options = AgentOptions(
+        source=source,
+        max_iterations=max_turns,
+        unattended_allow=unattended_allow,
+        unattended_hint=unattended_hint,
+    )
     if cwd is not None:
         options.cwd = cwd
     if toolset is not None:
@@ -157,6 +166,9 @@ def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> 
         title=title_from(request.prompt),
         toolset=serve.toolset,
         max_turns=request.max_iterations or serve.max_iterations,
+        # what a turn nobody approves may run beyond the read-only commands
+        unattended_allow=tuple(serve.allow),
+        unattended_hint="mcp.serve.allow: [{pattern}]",
     )
 
 
@@ -220,7 +232,8 @@ class AgentRunner:
             on_tool_end=lambda name, _r, error: push(f"{name} {'failed' if error else 'done'}"),
             on_status=push,
         )
-        relayed = client_can_answer(ctx)
+        # mcp.serve.relay_approvals: false means no client ever answers an approval
+        relayed = self.settings.config.mcp.serve.relay_approvals and client_can_answer(ctx)
         humans = None
         if relayed:
             if uses_input_required(ctx):
