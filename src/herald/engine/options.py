@@ -48,6 +48,9 @@ class AgentOptions:
     hygiene: HygieneConfig | None = None
     # A new session starts from this prompt and history instead of a built prompt.
     seed: SessionSeed | None = None
+    # The chat the session serves, "platform:chat[:thread]" (gateway sessions): tools
+    # that send things back later (a scheduled job) may send only there.
+    origin: str | None = None
 
     def __post_init__(self) -> None:
         if self.max_turns is not None:
