@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from cron_support import herald_cmd, herald_env
 
+from herald.cron.confine import open_confined
 from herald.cron.jobs import JobError, JobSpec, add_job, edit_job
 from herald.cron.store import CronStore
 from herald.cron.targets import deliver
@@ -185,6 +186,23 @@ def test_a_tampered_row_does_not_write_outside(cron_settings, fake_llm, fake_hom
     assert fake_llm.model_requests() == []  # nothing ran whose answer had nowhere to go
 
 
+@pytest.mark.slow
+def test_a_link_planted_in_cron_output_blocks_the_run(cron_settings, fake_llm, fake_home):
+    settings = cron_settings()
+    with CronStore.for_home(settings.home) as store:
+        add_job(settings, store, "daily", JobSpec(schedule="@daily", prompt="say hi",
+                deliver="file:daily.md"), created_by="tool")  # fmt: skip
+    output = Path(settings.home.cron_dir) / "output"
+    output.mkdir(parents=True, exist_ok=True)
+    os.symlink(fake_home / ".ssh" / "authorized_keys", output / "daily.md")  # planted later
+    fake_llm.enqueue(Reply.text("ssh-ed25519 AAAA attacker"))
+    run_herald(settings.home.root, fake_home, "cron", "run", "daily")
+    assert not (fake_home / ".ssh" / "authorized_keys").exists()
+    with CronStore.for_home(settings.home) as store:
+        (record,) = store.runs("daily")
+    assert record.status == "blocked" and "through a symlink" in record.error
+
+
 def _store_with(settings, deliver_to: str, created_by: str = "tool") -> CronStore:
     store = CronStore.for_home(settings.home)
     add_job(settings, store, "j", JobSpec(schedule="@daily", prompt="p", deliver="log"),
@@ -230,6 +248,21 @@ def test_a_symlink_in_cron_output_is_not_followed(cron_settings, tmp_path):
         assert item.status == "delivered"
     assert victim.read_text() == "owner-key\n"
     assert "fine" in (output / "daily" / "a.md").read_text()
+
+
+def test_the_safe_opener_refuses_links_itself(cron_settings, tmp_path):
+    # delivery_refusal checks links first; the opener must hold even if one appears after
+    settings = cron_settings()
+    output = Path(settings.home.cron_dir) / "output"
+    output.mkdir(parents=True, exist_ok=True)
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    os.symlink(victim, output / "a.md")
+    os.symlink(tmp_path, output / "dir")
+    for rel in ("a.md", "dir/victim"):
+        with pytest.raises(OSError, match="symlink"):
+            open_confined(settings.home, Path(rel))
+    assert victim.read_text() == "keep\n"
 
 
 def test_an_owner_file_target_still_passes_the_write_gate(cron_settings, fake_home, monkeypatch):

@@ -76,6 +76,12 @@ def delivery_refusal(
                 f"job {job_name!r} was created by {who}, so it may write files only under "
                 f"{output_dir(home)}/ (not {target.path}); {fix}"
             )
+        real = Path(os.path.realpath(target.path))
+        if not real.is_relative_to(Path(os.path.realpath(output_dir(home)))):
+            return (
+                f"job {job_name!r} was created by {who}, and {target.path} leads out of "
+                f"{output_dir(home)}/ through a symlink (to {real}); remove the link, or {fix}"
+            )
         return None
     if origin and _same_chat(target, origin):
         return None
