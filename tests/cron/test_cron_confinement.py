@@ -109,7 +109,7 @@ def test_attended_create_outside_output_is_refused_without_asking(make_agent, fa
     asked: list[ApprovalPrompt] = []
     agent.tool_context.approve = lambda p: asked.append(p) or "once"
     for target in ("file:~/.ssh/authorized_keys", "file:/etc/cron.d/x", "file:a/../../../x",
-                   "telegram:666"):  # fmt: skip
+                   "telegram:666", "file:a\x00b", "file:.", "file:~"):  # fmt: skip
         fake_llm.enqueue(Reply.tool_call("cronjob", {"action": "create", "name": "x",
                          "schedule": "@daily", "prompt": "p", "deliver": target}),
                          Reply.text("ok"))  # fmt: skip

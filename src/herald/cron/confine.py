@@ -76,7 +76,10 @@ def delivery_refusal(
                 f"job {job_name!r} was created by {who}, so it may write files only under "
                 f"{output_dir(home)}/ (not {target.path}); {fix}"
             )
-        real = Path(os.path.realpath(target.path))
+        try:
+            real = Path(os.path.realpath(target.path))
+        except (OSError, ValueError) as exc:  # a NUL byte, a loop of links
+            return f"job {job_name!r}: cannot use {target.path} ({exc}); {fix}"
         if not real.is_relative_to(Path(os.path.realpath(output_dir(home)))):
             return (
                 f"job {job_name!r} was created by {who}, and {target.path} leads out of "
