@@ -24,6 +24,7 @@ def tool_answer(fake_llm) -> dict:
 @pytest.mark.slow
 def test_the_answer_says_whether_a_scheduler_runs_for_this_home(make_agent, fake_llm) -> None:
     agent = make_agent()
+    agent.tool_context.approve = lambda prompt: "once"  # the owner approves the new job
     fake_llm.enqueue(
         Reply.tool_call("cronjob", {"action": "create", "name": "stretch",
                                     "schedule": "in 2h", "prompt": "remind me to stretch"}),

@@ -41,7 +41,7 @@ def test_failure_streak_sends_one_notice_then_one_recovered(setup, fake_llm, tmp
     settings, store, scheduler = setup
     report = tmp_path / "out" / "report.md"
     add_job(settings, store, "flaky", JobSpec(schedule="every 10m", prompt="check",
-            deliver=f"file:{report}"), now=utc(2026, 12, 1, 9, 0))  # fmt: skip
+            deliver=f"file:{report}"), now=utc(2026, 12, 1, 9, 0), created_by="cli")  # fmt: skip
     fake_llm.enqueue(*[Fault.status(400, "model refused: bad request") for _ in range(5)])
     for minute in (10, 20, 30, 40, 50):  # five identical failures
         scheduler.tick(utc(2026, 12, 1, 9, minute, 5))
@@ -135,7 +135,7 @@ async def test_results_for_a_chat_wait_for_the_gateway_and_go_out_when_it_starts
     created = datetime.now(UTC) - timedelta(hours=1, seconds=5)
     with CronStore.for_home(settings.home) as store:
         add_job(settings, store, "mail", JobSpec(schedule="every 1h", prompt="summarise",
-                deliver="loopback:chat-9"), now=created)  # fmt: skip
+                deliver="loopback:chat-9"), now=created, created_by="cli")  # fmt: skip
         (record,) = Scheduler(settings, store).tick(datetime.now(UTC)).records
         assert record.status == "ok"  # it ran although no gateway is up
         (item,) = store.outbox(job_name="mail")

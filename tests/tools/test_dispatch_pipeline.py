@@ -177,9 +177,15 @@ def test_hooks_are_suppressed_for_internal_calls(reg):
     assert not result.is_error and fired == []
 
 
-def test_failing_hooks_are_logged_and_never_break_the_call(reg, caplog):
+def test_a_failing_pre_hook_refuses_the_call_and_a_failing_post_hook_is_logged(reg, caplog):
+    # A pre hook is a guard: one that raises may have been about to refuse, so the call
+    # does not run (fail closed); a post hook only observes, so its bug is just logged.
+    ran: list[dict] = []
+    reg.register("act", "test", {}, lambda a, c: ran.append(a) or "done")
+
     def broken_pre(name, args, ctx):
-        raise RuntimeError("pre hook bug")
+        if name == "act":
+            raise RuntimeError("pre hook bug")
 
     def broken_post(name, args, result, ctx):
         raise RuntimeError("post hook bug")
@@ -187,7 +193,11 @@ def test_failing_hooks_are_logged_and_never_break_the_call(reg, caplog):
     reg.add_hook("pre_tool_call", broken_pre)
     reg.add_hook("post_tool_call", broken_post)
     with caplog.at_level(logging.ERROR):
+        refused = reg.dispatch("act", "{}", ToolContext())
         result = reg.dispatch("echo", '{"n": 3}', ToolContext())
+    assert refused.is_error and ran == []
+    assert "pre hook bug" in refused.content and "fail closed" in refused.content
+    assert "broken_pre" in refused.content  # the refusal names the hook
     assert result == ToolResult('{"n": 3}')
     assert "pre hook bug" in caplog.text and "post hook bug" in caplog.text
 

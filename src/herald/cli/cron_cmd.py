@@ -198,10 +198,10 @@ def _save(
     with store:
         try:
             if create:
-                job = add_job(settings, store, name, spec, now=_at(options["at"]),
+                job = add_job(settings, store, name, spec, now=_at(options["at"]), created_by="cli",
                               enabled=not paused)  # fmt: skip
             else:
-                job = edit_job(settings, store, name, spec, now=_at(options["at"]))
+                job = edit_job(settings, store, name, spec, now=_at(options["at"]), by_owner=True)
         except JobError as exc:
             _job_error(exc)
         verb = "added" if create else "changed"

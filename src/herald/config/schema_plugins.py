@@ -22,7 +22,16 @@ class PluginsConfig(StrictModel):
         False, description="also look in ./.herald/plugins of the working directory"
     )
     hook_timeout_seconds: float = Field(
-        5.0, gt=0, description="a hook running longer is logged and skipped"
+        5.0,
+        gt=0,
+        description="a hook running longer is logged and skipped (a pre_tool_call hook "
+        "refuses the call instead)",
+    )
+    register_timeout_seconds: float = Field(
+        5.0,
+        gt=0,
+        description="importing a plugin and its register(ctx) each get this long; a plugin "
+        "that takes longer is disabled with the reason and Herald starts without it",
     )
     config: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="each plugin's own section, by plugin name"

@@ -17,8 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from herald.cron.confine import delivery_refusal
 from herald.cron.prompt import assemble_prompt
 from herald.cron.store import NewRun
+from herald.cron.targets import TargetError, parse_target
 from herald.tools import UNATTENDED_REFUSAL
 
 if TYPE_CHECKING:
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
     from herald.cron.store import Job
 
 log = logging.getLogger("herald.cron")
+
+# The reason of a run recorded `blocked` because the job may not deliver where it says.
+DELIVERY_REFUSED = "delivery_refused"
 
 
 def job_settings(settings: Settings, job: Job) -> Settings:
@@ -62,11 +67,23 @@ def _refusal_line(result: str) -> str | None:
     return line[:cut] if cut > 0 else line
 
 
+def _delivery_refusal(settings: Settings, job: Job) -> str | None:
+    try:
+        target = parse_target(job.deliver, settings.home)
+    except TargetError:
+        return None  # a malformed target falls back to the log at delivery, as before
+    return delivery_refusal(target, job.deliver, settings.home, job_name=job.name,
+                            created_by=job.created_by, origin=job.origin)  # fmt: skip
+
+
 def execute_job(
     settings: Settings, job: Job, *, scheduled_for: float, cancel: threading.Event | None = None
 ) -> NewRun:
     """Run one occurrence; `cancel` (the scheduler is stopping) interrupts the turn."""
     started = time.time()
+    refusal = _delivery_refusal(settings, job)
+    if refusal is not None:  # nothing runs whose result could only go where it may not
+        return NewRun("blocked", reason=DELIVERY_REFUSED, error=refusal, started_at=started)
     assembled = assemble_prompt(settings, job)
     if assembled.blocked:
         return NewRun("blocked", reason=assembled.reason, started_at=started)
@@ -141,4 +158,4 @@ def execute_job(
                   tokens=tokens)  # fmt: skip
 
 
-__all__ = ["allow_hint", "execute_job", "job_settings", "refusal_note"]
+__all__ = ["DELIVERY_REFUSED", "allow_hint", "execute_job", "job_settings", "refusal_note"]

@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herald.cron.confine import CREATED_BY, OWNER, delivery_refusal
 from herald.cron.prompt import check_prompt, check_skill_text, skill_unavailable, strip_invisible
 from herald.cron.schedule import Schedule, ScheduleError, local_zone_name, parse_schedule
 from herald.cron.store import CronStore, Job
-from herald.cron.targets import parse_target
+from herald.cron.targets import TargetError, parse_target
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -54,9 +55,27 @@ def job_schedule(job: Job) -> Schedule:
 
 def add_job(
     settings: Settings, store: CronStore, name: str, spec: JobSpec, *, now: datetime | None = None,
-    enabled: bool = True,
+    enabled: bool = True, created_by: str = "unknown", origin: str | None = None,
 ) -> Job:  # fmt: skip
+    """Validate and store a job (see `build_job`)."""
+    job = build_job(settings, store, name, spec, now=now, enabled=enabled,
+                    created_by=created_by, origin=origin)  # fmt: skip
+    try:
+        return store.add_job(job)
+    except ValueError as exc:
+        raise JobError(str(exc)) from exc
+
+
+def build_job(
+    settings: Settings, store: CronStore, name: str, spec: JobSpec, *, now: datetime | None = None,
+    enabled: bool = True, created_by: str = "unknown", origin: str | None = None,
+) -> Job:  # fmt: skip
+    """Validate a job without storing it. `created_by` is who asks: ``cli`` (the owner, who may
+    deliver anywhere the write gate allows), ``tool`` (the model, from chat `origin`) or
+    ``unknown``; the last two are confined (`herald.cron.confine`)."""
     now = now or datetime.now(UTC)
+    if created_by not in CREATED_BY:
+        raise JobError(f"unknown job creator {created_by!r}")
     if not _NAME_RE.match(name or ""):
         raise JobError(
             f"job name {name!r} is not usable: letters, digits, '.', '_' and '-', "
@@ -72,7 +91,8 @@ def add_job(
         raise JobError("a job needs a prompt: what should the agent do when it runs?")
     cron = settings.config.cron
     tz = spec.tz or cron.timezone or local_zone_name()
-    values = _validated(settings, spec, tz=tz, now=now)
+    values = _validated(settings, spec, tz=tz, now=now, name=name, created_by=created_by,
+                        origin=origin)  # fmt: skip
     schedule: Schedule = values.pop("_schedule")
     first = schedule.next_after(now)
     job = Job(
@@ -94,24 +114,28 @@ def add_job(
         jitter_seconds=spec.jitter_seconds or 0,
         enabled=enabled,
         next_run=first.timestamp() if first else None,
+        created_by=created_by,
+        origin=origin,
     )
     if job.deliver != values.get("deliver"):
-        _check_target(settings, job.deliver)
-    try:
-        return store.add_job(job)
-    except ValueError as exc:
-        raise JobError(str(exc)) from exc
+        _check_target(settings, job.deliver, name=name, created_by=created_by, origin=origin)
+    return job
 
 
 def edit_job(
-    settings: Settings, store: CronStore, name: str, spec: JobSpec, *, now: datetime | None = None
-) -> Job:
+    settings: Settings, store: CronStore, name: str, spec: JobSpec, *, now: datetime | None = None,
+    by_owner: bool = False,
+) -> Job:  # fmt: skip
+    """Change a job. `by_owner` (the CLI): a new target the owner chose makes the job
+    the owner's (``created_by='cli'``), since the owner now vouches for where it goes."""
     now = now or datetime.now(UTC)
     job = require_job(store, name)
     tz = spec.tz or job.tz
     if spec.schedule is None and spec.tz is not None:
         spec.schedule = job.schedule_text if job_schedule(job).kind != "once" else job.schedule
-    values = _validated(settings, spec, tz=tz, now=now)
+    created_by = OWNER if by_owner and spec.deliver is not None else job.created_by
+    values = _validated(settings, spec, tz=tz, now=now, name=name, created_by=created_by,
+                        origin=job.origin)  # fmt: skip
     changes: dict[str, Any] = {}
     schedule = values.pop("_schedule", None)
     if schedule is not None:
@@ -127,6 +151,8 @@ def edit_job(
             changes[key] = value
     if not changes:
         raise JobError("nothing to change: give at least one option, e.g. --prompt or --schedule")
+    if created_by != job.created_by:
+        changes["created_by"] = created_by
     return store.update_job(job.id, **changes)
 
 
@@ -149,7 +175,10 @@ def require_job(store: CronStore, name: str) -> Job:
     return job
 
 
-def _validated(settings: Settings, spec: JobSpec, *, tz: str, now: datetime) -> dict[str, Any]:
+def _validated(
+    settings: Settings, spec: JobSpec, *, tz: str, now: datetime, name: str, created_by: str,
+    origin: str | None,
+) -> dict[str, Any]:  # fmt: skip
     out: dict[str, Any] = {}
     if spec.schedule is not None:
         try:
@@ -191,7 +220,7 @@ def _validated(settings: Settings, spec: JobSpec, *, tz: str, now: datetime) -> 
             raise JobError(f"the pre-run script {path} does not exist")
         out["script"] = str(path) if path else None
     if spec.deliver is not None:
-        _check_target(settings, spec.deliver)
+        _check_target(settings, spec.deliver, name=name, created_by=created_by, origin=origin)
         out["deliver"] = spec.deliver
     if spec.catch_up is not None:
         if spec.catch_up not in CATCH_UP:
@@ -207,13 +236,17 @@ def _validated(settings: Settings, spec: JobSpec, *, tz: str, now: datetime) -> 
     return out
 
 
-def _check_target(settings: Settings, text: str) -> None:
-    from herald.cron.targets import TargetError
-
+def _check_target(
+    settings: Settings, text: str, *, name: str, created_by: str, origin: str | None
+) -> None:
     try:
-        parse_target(text, settings.home)
+        target = parse_target(text, settings.home)
     except TargetError as exc:
         raise JobError(str(exc)) from exc
+    refusal = delivery_refusal(target, text, settings.home, job_name=name,
+                               created_by=created_by, origin=origin)  # fmt: skip
+    if refusal is not None:
+        raise JobError(refusal)
 
 
 __all__ = [
@@ -221,6 +254,7 @@ __all__ = [
     "JobError",
     "JobSpec",
     "add_job",
+    "build_job",
     "edit_job",
     "job_schedule",
     "remove_job",

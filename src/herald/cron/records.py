@@ -36,6 +36,8 @@ class Job:
     next_run: float | None = None
     created_at: float = 0.0
     updated_at: float = 0.0
+    created_by: str = "unknown"  # cli (the owner) | tool (the model) | unknown (an old row)
+    origin: str | None = None  # the chat a tool-made job came from: platform:chat[:thread]
 
     def to_dict(self) -> dict[str, Any]:
         data = {k: getattr(self, k) for k in self.__dataclass_fields__}

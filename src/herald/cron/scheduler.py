@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from herald.cron.execute import execute_job
+from herald.cron.execute import DELIVERY_REFUSED, execute_job
 from herald.cron.jobs import job_schedule
 from herald.cron.store import CronStore, Job, NewRun, RunKind, RunRecord, new_holder
 from herald.cron.streaks import after_record
@@ -206,15 +206,19 @@ class Scheduler:
         try:
             if record.status == "ok" and record.output:
                 deliver(self.store, home, job_name=job.name, target_text=job.deliver,
-                        what="result", text=record.output, run_id=record.id)  # fmt: skip
+                        what="result", text=record.output, run_id=record.id,
+                        created_by=job.created_by, origin=job.origin,
+                        config=self.settings.config)  # fmt: skip
             elif record.status == "blocked":
                 text = (
                     f"Scheduled job '{job.name}' did not run ({_when(record.scheduled_for)}): "
-                    f"it was blocked by the injection scanner — {record.reason}. Check the job "
+                    f"it was blocked {_blocked_by(record)}. Check the job "
                     f"with `herald cron show {job.name}` and fix it with `herald cron edit`."
                 )
                 deliver(self.store, home, job_name=job.name, target_text=job.deliver,
-                        what="blocked", text=text, run_id=record.id)  # fmt: skip
+                        what="blocked", text=text, run_id=record.id,
+                        created_by=job.created_by, origin=job.origin,
+                        config=self.settings.config)  # fmt: skip
             elif record.status == "failed":
                 log.warning("cron job %s failed: %s", job.name, record.error)
             after_record(self.store, home, job, record, self.config.failure_notice_after)
@@ -229,6 +233,12 @@ class Scheduler:
         now = (now or datetime.now(UTC)).astimezone(UTC)
         report = TickReport()
         return self.run_occurrence(job, "manual", now.timestamp(), None, report)
+
+
+def _blocked_by(record: RunRecord) -> str:
+    if record.reason == DELIVERY_REFUSED:
+        return f"because of its delivery target — {record.error}"
+    return f"by the injection scanner — {record.reason}"
 
 
 def _when(stamp: float) -> str:

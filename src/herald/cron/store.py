@@ -124,9 +124,19 @@ CREATE TABLE IF NOT EXISTS cron_schedulers (
 );
 """
 
+# Who made the job, kept apart from the schema above so that older databases get the
+# columns on open: 'cli' (the owner), 'tool' (the model) or 'unknown' (a row from before
+# this record, treated like the model's); and for the model's jobs the chat they came
+# from (platform:chat[:thread]). herald.cron.confine decides where such a job may deliver.
+_JOB_PROVENANCE = (
+    ("created_by", "TEXT NOT NULL DEFAULT 'unknown'"),
+    ("origin", "TEXT"),
+)
+
 _JOB_FIELDS = (
     "schedule", "schedule_text", "tz", "prompt", "skills", "allow", "script", "deliver", "toolset",
     "model", "catch_up", "max_turns", "budget_tokens", "jitter_seconds", "enabled", "next_run",
+    "created_by", "origin",
 )  # fmt: skip
 
 
@@ -150,6 +160,7 @@ class CronStore:
             conn.execute("PRAGMA synchronous = FULL")
             with _immediate(conn):
                 _run_script(conn, _SCHEMA)
+                _add_columns(conn, "cron_jobs", _JOB_PROVENANCE)
         except (OSError, sqlite3.Error) as exc:
             raise CronStoreError(
                 f"cannot open the cron database {self.path}: {exc}; check that the Herald "
@@ -475,6 +486,13 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
         if sqlite3.complete_statement(buffer):
             conn.execute(buffer)
             buffer = ""
+
+
+def _add_columns(conn: sqlite3.Connection, table: str, columns: tuple[tuple[str, str], ...]) -> None:
+    have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    for name, decl in columns:
+        if name not in have:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
 
 
 def _to_db(name: str, value: Any) -> Any:

@@ -44,7 +44,8 @@ def after_record(
                 f"{incident.failures} failed run(s). The last error was: {incident.last_error}"
             )
             deliver(store, home, job_name=job.name, target_text=job.deliver, what="recovered",
-                    text=text, run_id=record.id)  # fmt: skip
+                    text=text, run_id=record.id, created_by=job.created_by,
+                    origin=job.origin)  # fmt: skip
         return
     if record.status != "failed":
         return
@@ -64,7 +65,7 @@ def after_record(
         f"See `herald cron runs {job.name}`; pause it with `herald cron pause {job.name}`."
     )
     deliver(store, home, job_name=job.name, target_text=job.deliver, what="failing", text=text,
-            run_id=record.id)  # fmt: skip
+            run_id=record.id, created_by=job.created_by, origin=job.origin)  # fmt: skip
 
 
 __all__ = ["after_record", "error_of", "failure_streak"]

@@ -9,14 +9,24 @@ when the chat is gone). Until a gateway runs, it stays queued — never dropped.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from herald.config import HeraldConfig
+from herald.cron.confine import (
+    DeliveryTarget,
+    confined_relative,
+    delivery_refusal,
+    open_confined,
+)
+from herald.environments import LocalEnvironment
 from herald.safety import redact
+from herald.tools import CommandRefused, ToolContext, gate_write
 
 if TYPE_CHECKING:
     from herald.config import HeraldHome
@@ -30,15 +40,6 @@ _PLATFORM_RE = re.compile(r"^([a-z][a-z0-9_-]*):([^:\s]+)(?::([^:\s]+))?$")
 
 class TargetError(ValueError):
     """A delivery target that cannot be used."""
-
-
-@dataclass(frozen=True)
-class DeliveryTarget:
-    kind: Literal["log", "file", "platform"]
-    path: Path | None = None
-    platform: str | None = None
-    chat_id: str | None = None
-    thread_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,15 @@ def deliver(
     what: str,
     text: str,
     run_id: int | None = None,
+    created_by: str = "unknown",
+    origin: str | None = None,
+    config: HeraldConfig | None = None,
 ) -> OutboxItem:
-    """Write to a local target now, or queue for a platform; always leaves an outbox row."""
+    """Write to a local target now, or queue for a platform; always leaves an outbox row.
+    `created_by` and `origin` are the job's (`herald.cron.confine`): a job the owner did
+    not make at the CLI may not deliver outside ``cron/output`` or its own chat, checked
+    here again because the row may have changed since it was made; the default is the
+    confined one, so a caller that forgets them cannot widen anything."""
     text = redact(text)
     try:
         target = parse_target(target_text, home)
@@ -89,23 +97,45 @@ def deliver(
         log.error("cron job %s: %s; the %s went to the log instead", job_name, exc, what)
         _write_log(home, job_name, what, text)
         return store.queue(job_name, run_id, "log", what, text, status="delivered", error=str(exc))
+    refusal = delivery_refusal(target, target_text, home, job_name=job_name,
+                               created_by=created_by, origin=origin)  # fmt: skip
+    if refusal is not None:
+        log.error("cron job %s: %s; the %s went to the log instead", job_name, refusal, what)
+        _write_log(home, job_name, what, text)
+        return store.queue(job_name, run_id, target_text, what, text, status="dead",
+                           error=f"refused: {refusal}")  # fmt: skip
     if target.kind == "platform":
         return store.queue(job_name, run_id, target_text, what, text)
     try:
         if target.kind == "file":
             assert target.path is not None
-            target.path.parent.mkdir(parents=True, exist_ok=True)
             stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-            with target.path.open("a", encoding="utf-8") as fh:
-                fh.write(f"## {job_name} — {what} — {stamp}\n\n{text.rstrip()}\n\n")
+            body = f"## {job_name} — {what} — {stamp}\n\n{text.rstrip()}\n\n".encode()
+            rel = confined_relative(target.path, home)
+            if rel is not None:
+                fd = open_confined(home, rel)
+            else:  # the owner's own path: the same write gate as write_file, then open it
+                fd = _open_gated(target.path, home, config)
+            with os.fdopen(fd, "ab") as fh:
+                fh.write(body)
         else:
             _write_log(home, job_name, what, text)
-    except OSError as exc:
+    except (OSError, CommandRefused) as exc:
         log.error("cron job %s: could not write its %s to %s: %s", job_name, what, target_text, exc)
         _write_log(home, job_name, what, text)
         return store.queue(job_name, run_id, target_text, what, text, status="dead",
                            error=str(exc))  # fmt: skip
     return store.queue(job_name, run_id, target_text, what, text, status="delivered")
+
+
+def _open_gated(path: Path, home: HeraldHome, config: HeraldConfig | None) -> int:
+    """Append to an owner-chosen file: the real path (symlinks resolved) must pass
+    `gate_write` as an unattended write would, like ``write_file`` from a cron turn."""
+    real = Path(os.path.realpath(path))
+    ctx = ToolContext(home=home, config=config or HeraldConfig(), surface="cron")
+    gate_write("cron delivery", str(real), ctx, LocalEnvironment(cwd=str(home.root)))
+    real.parent.mkdir(parents=True, exist_ok=True)
+    return os.open(real, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
 
 
 def _write_log(home: HeraldHome, job_name: str, what: str, text: str) -> None:

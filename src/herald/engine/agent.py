@@ -109,6 +109,7 @@ class Agent(RuntimeParts):
             store=store,
             unattended_allow=tuple(options.unattended_allow),
             unattended_hint=options.unattended_hint,
+            origin=options.origin,
         )
         from herald.plugins import plugins_for
 

@@ -53,6 +53,9 @@ class AgentOptions:
     # owner adds one, "{pattern}" standing for the suggested pattern (the refusal says it).
     unattended_allow: tuple[str, ...] = ()
     unattended_hint: str = ""
+    # The chat the session serves, "platform:chat[:thread]" (gateway sessions): tools
+    # that send things back later (a scheduled job) may send only there.
+    origin: str | None = None
 
     def __post_init__(self) -> None:
         if self.max_turns is not None:

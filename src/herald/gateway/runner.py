@@ -368,8 +368,10 @@ class GatewayRunner:
         self, slot: SessionSlot, item: WorkItem, active: ActiveTurn
     ) -> DispatchResult:
         raw = item.event.raw if isinstance(item.event.raw, dict) else {}
+        event = item.event
+        origin = ":".join(str(p) for p in (event.platform, event.chat_id, event.thread_id) if p)
         request = AgentRequest(
-            slot.key, slot.profile, item.event.platform, item.text, raw.get("caller_system")
+            slot.key, slot.profile, event.platform, item.text, raw.get("caller_system"), origin
         )
         active.agent = await self.sessions.acquire(request)
         try:

@@ -39,6 +39,7 @@ class AgentRequest:
     platform: str
     first_text: str
     caller_system: str | None = None  # a system message the caller supplied (API clients)
+    origin: str | None = None  # platform:chat[:thread] of the conversation
 
 
 def toolset_for(platform: str, config: GatewayConfig) -> str:
@@ -72,6 +73,7 @@ def build_agent(
     first_text: str,
     caller_system: str | None = None,
     hygiene: HygieneConfig | None = None,
+    origin: str | None = None,
 ) -> Any:
     """An agent on `session_id`, or on a session created now (blocking)."""
     from herald.engine import Agent, AgentOptions
@@ -91,6 +93,7 @@ def build_agent(
             cwd=cwd,
             caller_system=caller_system,
             hygiene=hygiene,
+            origin=origin,
         ),
     )
     try:
@@ -146,6 +149,7 @@ class SessionManager:
                 first_text=request.first_text,
                 caller_system=request.caller_system,
                 hygiene=self.config.hygiene if self.config.hygiene.enabled else None,
+                origin=request.origin,
             ),
         )
         if agent.session_id != session_id:

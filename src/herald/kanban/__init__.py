@@ -21,9 +21,11 @@ from herald.kanban.model import (
     Lease,
     LeaseLost,
     NewTask,
+    OwnerOnly,
     Status,
     Task,
     TaskNotFound,
+    is_owner,
 )
 from herald.kanban.open import base_root, host_name, open_board, process_owner, sqlite_path
 
@@ -42,11 +44,13 @@ __all__ = [
     "Lease",
     "LeaseLost",
     "NewTask",
+    "OwnerOnly",
     "Status",
     "Task",
     "TaskNotFound",
     "base_root",
     "host_name",
+    "is_owner",
     "open_board",
     "process_owner",
     "sqlite_path",

@@ -44,6 +44,43 @@ class InvalidTransition(KanbanError):
     """The task's status does not allow this operation."""
 
 
+class OwnerOnly(KanbanError):
+    """Only the owner may do this (approve, reject, unblock, move a task without its lease)."""
+
+
+# The author the owner's own entrances use: the CLI, the chat's /kanban command and the
+# web board ("owner (web)"). Agents write as "agent:SESSION" and workers as
+# "worker@PID": a model never chooses its author, the tools set it.
+OWNER = "owner"
+
+
+def is_owner(author: str) -> bool:
+    return author == OWNER or author.startswith(OWNER + " (")
+
+
+def owner_only(task_id: int, status: str, author: str) -> OwnerOnly:
+    """The refusal for `author` moving task `task_id` (in `status`) without its lease."""
+    if status == "review":
+        what = (
+            f"task {task_id} is in review: only the owner approves or rejects it, a worker "
+            f"never approves work (its own or another's). The owner does it with "
+            f"`herald kanban approve {task_id}` (or `herald kanban reject {task_id} REASON`), "
+            f"`/kanban approve {task_id}` in their chat, or the web board"
+        )
+    elif status == "blocked":
+        what = (
+            f"task {task_id} is blocked waiting for the owner: only the owner unblocks it, "
+            f"with `herald kanban unblock {task_id}`, `/kanban unblock {task_id}` in their "
+            "chat, or the web board"
+        )
+    else:
+        what = (
+            f"task {task_id} is {status}: only the worker holding its lease moves it, or the "
+            f"owner (`herald kanban done|block {task_id}`)"
+        )
+    return OwnerOnly(f"Refused for {author}: {what}. Ask the owner; do not retry.")
+
+
 @dataclass(frozen=True)
 class Comment:
     id: int

@@ -32,6 +32,8 @@ from herald.kanban.model import (
     Status,
     Task,
     TaskNotFound,
+    is_owner,
+    owner_only,
 )
 from herald.kanban.sql_schema import (
     ATTEMPT_OUTCOMES,
@@ -488,7 +490,9 @@ class SqlBoard(Board):
             if token is not None:
                 if not held or row["lease_token"] != token:
                     raise LeaseLost(self._why_lost(q, token))
-            elif held and not override:
+            elif not is_owner(author) and not held:  # no lease: only the owner moves it
+                raise owner_only(task_id, status.value, author)
+            elif held and not (override and is_owner(author)):
                 raise InvalidTransition(
                     f"task {task_id} is being worked by {row['lease_owner']} on "
                     f"{row['lease_host']}; only that worker can move it now (the owner can "
@@ -513,6 +517,9 @@ class SqlBoard(Board):
     def _move(
         self, task_id: int, frm: Status, to: Status, author: str, note: str, action: str
     ) -> Task:
+        # approve, reject and unblock answer a question put to the owner
+        if not is_owner(author):
+            raise owner_only(task_id, frm.value, author)
         with self.transaction(write=True) as q:
             row = self._row(q, task_id, lock=True)
             if row["status"] != frm.value:

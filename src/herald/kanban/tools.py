@@ -4,6 +4,12 @@ A worker's session is recorded on the task it holds, so in a worker every tool
 defaults to that task and acts with its lease; another agent (say the owner's
 chat) can read the board, post tasks and comment, but cannot move a task some
 worker holds. Results are JSON.
+
+Authority: a tool moves only the task this session holds the lease on. Approving or
+rejecting a task in review, unblocking a blocked task and moving any task without
+its lease are the owner's (CLI, ``/kanban`` in the owner's chat, the web board): the
+tools refuse them with the command the owner would use, and the board refuses them
+again for any author that is not the owner (`herald.kanban.model.is_owner`).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from herald.kanban.board import Board
-from herald.kanban.model import KanbanError, NewTask, Status, Task
+from herald.kanban.model import HELD, KanbanError, NewTask, Status, Task, owner_only
 from herald.kanban.open import open_board, sqlite_path
 from herald.tools import ToolArgumentError, ToolContext, tool
 
@@ -63,6 +69,18 @@ def _target(board: Board, ctx: ToolContext, task_id: int) -> tuple[int, str | No
     if own is not None and own.id == task_id:
         return task_id, own.lease_token
     return task_id, None
+
+
+def _leased(board: Board, ctx: ToolContext, task_id: int) -> tuple[int, str | None]:
+    """The task to move and this session's lease on it; refused (before any change)
+    when this session does not hold it: only the owner moves other tasks. A task another
+    worker holds is left to the board, which names that worker."""
+    tid, token = _target(board, ctx, task_id)
+    if token is None:
+        status = board.show(tid).status
+        if status not in HELD:
+            raise owner_only(tid, status.value, _author(ctx))
+    return tid, token
 
 
 def _author(ctx: ToolContext) -> str:
@@ -213,21 +231,22 @@ def kanban_block(ctx: ToolContext, reason: str, task_id: int = 0) -> str:
         task_id: the task; 0 means the task this worker is working on
     """
     with _board(ctx) as board:
-        tid, token = _target(board, ctx, task_id)
+        tid, token = _leased(board, ctx, task_id)
         task = board.block(tid, reason, lease=token, author=_author(ctx))
         return _json(_brief(task))
 
 
 @tool(toolset=TOOLSET)
 def kanban_unblock(ctx: ToolContext, task_id: int, note: str = "") -> str:
-    """Return a blocked task to todo (what it waited for is there now).
+    """Ask to return a blocked task to todo. Only the owner unblocks (a blocked task
+    waits for them): this refuses and says the command the owner uses.
 
     Args:
         task_id: the blocked task
         note: what changed
     """
     with _board(ctx) as board:
-        return _json(_brief(board.unblock(task_id, author=_author(ctx), note=note)))
+        raise owner_only(task_id, board.show(task_id).status.value, _author(ctx))
 
 
 @tool(toolset=TOOLSET)
@@ -239,7 +258,7 @@ def kanban_request_review(ctx: ToolContext, summary: str, task_id: int = 0) -> s
         task_id: the task; 0 means the task this worker is working on
     """
     with _board(ctx) as board:
-        tid, token = _target(board, ctx, task_id)
+        tid, token = _leased(board, ctx, task_id)
         return _json(_brief(board.request_review(tid, summary, lease=token, author=_author(ctx))))
 
 
@@ -252,7 +271,7 @@ def kanban_complete(ctx: ToolContext, summary: str, task_id: int = 0) -> str:
         task_id: the task; 0 means the task this worker is working on
     """
     with _board(ctx) as board:
-        tid, token = _target(board, ctx, task_id)
+        tid, token = _leased(board, ctx, task_id)
         return _json(_brief(board.complete(tid, summary, lease=token, author=_author(ctx))))
 
 

@@ -28,7 +28,12 @@ from herald.plugins.loader import (
     plugins_for,
 )
 from herald.plugins.manifest import MANIFEST, ManifestError, PluginManifest, read_manifest
-from herald.plugins.registration import PluginContext, Registered, SlashCommand
+from herald.plugins.registration import (
+    PluginContext,
+    PluginStorageError,
+    Registered,
+    SlashCommand,
+)
 from herald.plugins.tools import PluginToolOverlay, namespaced
 
 __all__ = [
@@ -49,6 +54,7 @@ __all__ = [
     "PluginFailure",
     "PluginManifest",
     "PluginSet",
+    "PluginStorageError",
     "PluginToolOverlay",
     "Registered",
     "SlashCommand",

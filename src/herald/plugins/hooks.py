@@ -5,7 +5,10 @@ names (or all of them with ``**kwargs``), so ``def add(user_text): ...`` works.
 Hooks of one event run in priority order (higher first, then registration
 order). Each runs on its own daemon thread with a time limit: a hook that
 raises or runs past ``plugins.hook_timeout_seconds`` is logged, reported once
-through ``notify`` and skipped — the turn goes on.
+through ``notify`` and skipped — the turn goes on. Except ``pre_tool_call``:
+those hooks are policy (they may refuse a call), so one that raises or times out
+refuses the call, naming the plugin (fail closed): a guard that cannot answer
+must not be the way a call gets through.
 
 What a return value may do:
 
@@ -108,13 +111,19 @@ class HookRunner:
     def tool_denial(
         self, name: str, args: dict[str, Any], notify: Notify | None = None
     ) -> str | None:
-        """`pre_tool_call`: the first refusal's reason (naming the hook), else None."""
+        """`pre_tool_call`: the first refusal's reason (naming the hook), else None. A
+        hook that raised or ran out of time refuses too (it may have been about to)."""
         if not self.hooks:
             return None
         for hook in self.for_event("pre_tool_call"):
             ok, value = self._call(hook, {"name": name, "args": dict(args)}, notify)
             if not ok:
-                continue
+                return (
+                    f"refused by plugin {hook.plugin!r}: its pre_tool_call hook {hook.label} "
+                    f"{value}, and a tool guard that cannot "
+                    "answer refuses (fail closed). The owner can fix or disable the plugin "
+                    f"(`herald plugins disable {hook.plugin}`); do not retry meanwhile"
+                )
             reason = value.reason if isinstance(value, Deny) else value
             if isinstance(reason, str):
                 reason = reason.strip() or "no reason given"
@@ -137,21 +146,21 @@ class HookRunner:
                 hook,
                 "timeout",
                 f"plugin hook {hook.label} ({hook.event}) took longer than {self.timeout:g} s "
-                "and was skipped; fix the plugin or raise plugins.hook_timeout_seconds",
+                f"and {_consequence(hook)}; fix the plugin or raise plugins.hook_timeout_seconds",
                 notify,
             )
-            return False, None
+            return False, f"did not answer within {self.timeout:g} s"
         if outcome.error is not None:
             exc = outcome.error
             log.debug("hook %s raised", hook.label, exc_info=exc)
             self._report(
                 hook,
                 "error",
-                f"plugin hook {hook.label} ({hook.event}) failed and was skipped: "
+                f"plugin hook {hook.label} ({hook.event}) failed and {_consequence(hook)}: "
                 f"{type(exc).__name__}: {exc}",
                 notify,
             )
-            return False, None
+            return False, f"raised {type(exc).__name__}: {_short(str(exc))}"
         return True, outcome.value
 
     def _report(self, hook: Hook, kind: str, message: str, notify: Notify | None) -> None:
@@ -205,6 +214,15 @@ def run_limited(
     if thread.is_alive():
         return Outcome(timed_out=True)
     return Outcome(box.get("value"), box.get("error"))
+
+
+def _consequence(hook: Hook) -> str:
+    return "the tool call was refused" if hook.event == "pre_tool_call" else "was skipped"
+
+
+def _short(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _text(value: Any) -> bool:

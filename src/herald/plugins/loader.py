@@ -3,8 +3,10 @@
 A plugin loads when it is bundled or named in ``plugins.enabled``, and is not in
 ``plugins.disabled``. For each: requirements and Herald version are checked,
 the module is imported, its ``CONFIG_SCHEMA`` (a pydantic model, optional)
-validates ``plugins.config.<name>``, and ``register(ctx)`` runs. Any failure
-disables that plugin with one message — which plugin, what failed, what to do —
+validates ``plugins.config.<name>``, and ``register(ctx)`` runs. The import and
+``register`` each run on a daemon thread limited to ``plugins.register_timeout_seconds``
+(a plugin that hangs must not hang start-up; what it registers late is never used).
+Any failure disables that plugin with one message — which plugin, what failed, what to do —
 kept on the set (`herald doctor` and `herald plugins list` show them) and
 logged; Herald runs on without it.
 
@@ -27,7 +29,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from herald.plugins.discovery import BUNDLED_DIR, Candidate, discover
-from herald.plugins.hooks import HookRunner
+from herald.plugins.hooks import HookRunner, run_limited
 from herald.plugins.manifest import PluginManifest, unmet_requirements
 from herald.plugins.registration import Contributions, PluginContext, Registered, SlashCommand
 from herald.plugins.tools import PluginToolOverlay
@@ -225,14 +227,23 @@ def _load_one(
     unmet = unmet_requirements(manifest, version)
     if unmet is not None:
         return failed(unmet)
-    try:
-        module, register = _import(candidate)
-    except Exception as exc:
-        log.debug("importing plugin %s failed", candidate.name, exc_info=True)
+    limit = config.plugins.register_timeout_seconds
+    slow = (
+        f"did not finish within {limit:g} s (plugins.register_timeout_seconds), so it was "
+        "disabled and Herald started without it; fix the plugin, raise the limit or "
+        f"`herald plugins disable {candidate.name}`"
+    )
+    imported = run_limited(lambda: _import(candidate), {}, limit, name="herald-plugin-import")
+    if imported.timed_out:
+        return failed(f"importing it {slow}")
+    if imported.error is not None:
+        exc = imported.error
+        log.debug("importing plugin %s failed", candidate.name, exc_info=exc)
         return failed(
             f"it failed to import ({type(exc).__name__}: {exc}); fix the plugin or remove "
             f"it from plugins.enabled"
         )
+    module, register = imported.value
     if not callable(register):
         return failed("it has no register(ctx) function; add one to its __init__.py")
     raw = config.plugins.config.get(candidate.name, {})
@@ -253,10 +264,12 @@ def _load_one(
         secrets=secrets,
         hook_order=hook_order,
     )
-    try:
-        register(ctx)
-    except Exception as exc:
-        log.debug("register() of plugin %s failed", candidate.name, exc_info=True)
+    registered = run_limited(lambda: register(ctx), {}, limit, name="herald-plugin-register")
+    if registered.timed_out:
+        return failed(f"register(ctx) {slow}")
+    if registered.error is not None:
+        exc = registered.error
+        log.debug("register() of plugin %s failed", candidate.name, exc_info=exc)
         return failed(
             f"register(ctx) raised {type(exc).__name__}: {exc}; fix the plugin or remove it "
             "from plugins.enabled"

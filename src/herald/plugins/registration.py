@@ -7,6 +7,7 @@ plugin that fails halfway leaves nothing behind.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +19,10 @@ from herald.plugins.hooks import Hook, check_event
 if TYPE_CHECKING:
     from herald.config import Secrets
     from herald.tools import ToolSpec
+
+class PluginStorageError(OSError):
+    """A plugin storage path that would lead outside the plugin's own folder."""
+
 
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
@@ -80,9 +85,40 @@ class PluginContext:
     @property
     def storage(self) -> Path:
         """This plugin's own directory under the home (created on first use; removed by
-        `herald plugins remove`)."""
-        path = self._storage_root / self.name
-        path.mkdir(parents=True, exist_ok=True)
+        `herald plugins remove`). Refused (`PluginStorageError`) when it, or the folder
+        holding it, is a symlink: a link planted there would carry every write elsewhere."""
+        root = self._storage_root
+        path = root / self.name
+        root.mkdir(parents=True, exist_ok=True)
+        path.mkdir(exist_ok=True)
+        for link in (root, path):
+            if link.is_symlink():
+                raise PluginStorageError(
+                    f"plugin {self.name!r}: its storage {link} is a symlink (to "
+                    f"{os.path.realpath(link)}); remove it, Herald will make a real folder"
+                )
+        return path
+
+    def storage_file(self, name: str | Path) -> Path:
+        """The path of `name` inside this plugin's storage, for names that come from
+        outside (a tool argument the model chose): an absolute path, ``..``, or a symlink
+        that leads out of the folder is refused with `PluginStorageError`. Folders on the
+        way are created."""
+        base = self.storage
+        rel = Path(name)
+        if not str(name).strip() or rel.is_absolute() or ".." in rel.parts:
+            raise PluginStorageError(
+                f"plugin {self.name!r}: {str(name)!r} is not a name inside its storage "
+                "(no absolute paths, no '..')"
+            )
+        path = base / rel
+        real = Path(os.path.realpath(path))  # checked before any folder is made on the way
+        if not real.is_relative_to(Path(os.path.realpath(base))) or path.is_symlink():
+            raise PluginStorageError(
+                f"plugin {self.name!r}: {name} leads outside its storage ({real}) through a "
+                "symlink; refused"
+            )
+        path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
     def secrets(self, name: str) -> str | None:
@@ -177,4 +213,4 @@ def _check_name(name: str, what: str) -> None:
         )
 
 
-__all__ = ["Contributions", "PluginContext", "Registered", "SlashCommand"]
+__all__ = ["Contributions", "PluginContext", "PluginStorageError", "Registered", "SlashCommand"]

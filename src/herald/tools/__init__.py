@@ -41,7 +41,7 @@ from herald.tools.registry import (
     sanitize_error,
 )
 from herald.tools.results import limit_result
-from herald.tools.terminal_approval import UNATTENDED_REFUSAL
+from herald.tools.terminal_approval import UNATTENDED_REFUSAL, CommandRefused, ask_human
 from herald.tools.toolsets import (
     BUILTIN_TOOLSETS,
     DEFAULT_BUNDLE,
@@ -52,6 +52,7 @@ from herald.tools.toolsets import (
     is_available,
     resolve_toolset,
 )
+from herald.tools.write_gate import gate_write
 
 __all__ = [
     "BUILTIN_TOOLSETS",
@@ -65,6 +66,7 @@ __all__ = [
     "SEQUENTIAL",
     "UNATTENDED_REFUSAL",
     "CheckCache",
+    "CommandRefused",
     "DefinitionsCache",
     "GuardrailController",
     "GuardrailDecision",
@@ -82,12 +84,14 @@ __all__ = [
     "ToolSpec",
     "Toolset",
     "ToolsetError",
+    "ask_human",
     "attach_guardrail",
     "available_tool_names",
     "canonical_path",
     "check_path_arguments",
     "coerce_arguments",
     "definitions_cache",
+    "gate_write",
     "is_available",
     "is_unattended",
     "limit_result",

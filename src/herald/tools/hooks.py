@@ -7,7 +7,8 @@ A pre hook is called as ``fn(name, args, ctx)`` and returns:
 - a ``dict``: the arguments to use instead (a rewrite).
 
 A post hook is called as ``fn(name, args, result, ctx)`` and only observes.
-A hook that raises is logged and skipped; it never breaks the call. Internal
+A post hook that raises is logged and skipped; it never breaks the call. A pre
+hook is a guard, so one that raises refuses the call (fail closed), naming it. Internal
 calls pass ``run_hooks=False`` to `ToolRegistry.dispatch` to bypass them.
 
 The hooks hand the call's context and result through without reading them, so
@@ -77,9 +78,13 @@ class ToolHooks(Generic[Ctx, Res]):
         for fn in hooks:
             try:
                 outcome = fn(name, dict(args), ctx)
-            except Exception:
-                log.exception("pre_tool_call hook %s failed for %s; ignored", _hook_name(fn), name)
-                continue
+            except Exception as exc:
+                log.exception("pre_tool_call hook %s failed for %s; refused", _hook_name(fn), name)
+                raise Veto(
+                    f"the pre_tool_call hook {_hook_name(fn)} failed ({type(exc).__name__}: {exc}), "
+                    "and a guard that cannot answer refuses (fail closed)",
+                    _hook_name(fn),
+                ) from exc
             if isinstance(outcome, str):
                 raise Veto(outcome, _hook_name(fn))
             if isinstance(outcome, dict):

@@ -77,6 +77,9 @@ class ToolContext:
     secrets: Secrets | None = None
     environment: Environment | None = None  # where commands run and files live
     surface: str = "cli"  # cli | api | webhook | cron | gateway platform name
+    # The chat this agent serves, "platform:chat[:thread]" (set by the gateway; None at
+    # the CLI): a job the model schedules may deliver back only there (herald.cron).
+    origin: str | None = None
     # Ask the human to approve a dangerous command: returns "once" | "session" | "always"
     # | "deny", or None on timeout. None here means no human is present.
     approve: Callable[[ApprovalPrompt], str | None] | None = None
