@@ -33,6 +33,7 @@ from herald.config.schema import (
     ProviderName,
 )
 from herald.config.schema_budget import BudgetConfig, ModelPricing, SourceBudget
+from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.secrets import MissingSecretError, Secrets
 
 
@@ -66,6 +67,7 @@ __all__ = [
     "AgentConfig",
     "AuxiliaryConfig",
     "BudgetConfig",
+    "CheckpointsConfig",
     "ConfigError",
     "FallbackEntry",
     "HeraldConfig",

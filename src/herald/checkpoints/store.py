@@ -1,0 +1,362 @@
+"""The shadow repository of one workdir: snapshot, list, diff, restore, prune.
+
+Layout: `<home>/checkpoints/<sha256 of the workdir path, 16 hex>/` holds `repo/` (a
+bare git repository, owner-only), one index per tree (`index-files`, `index-git`) so
+an unchanged tree is re-hashed from the stat cache only, and `WORKDIR` (the path, for
+people and for a hash collision check). Nothing is written inside the project.
+
+A checkpoint is a parentless commit under `refs/checkpoints/<ns timestamp>` whose
+tree has `files/` (the workdir: tracked, untracked and ignored files alike; the
+project's `.gitignore` decides nothing here) and, when it fit the limits, `git/` (the
+project's `.git` directory as plain files, so `rm -rf .git` or `git reset --hard` can
+be undone). Its message is JSON: when, which turn and tool, and what the limits left
+out. Content addressing makes an unchanged tree cost one `git add -A` over the stat
+cache and one `write-tree`; a snapshot equal to the newest one makes no new commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from herald.checkpoints.git import ShadowGit
+from herald.checkpoints.scan import DOT_GIT, Limits, literal_excludes, scan_workdir
+
+REF_PREFIX = "refs/checkpoints/"
+FILES = "files"
+GIT = "git"
+RECORD_END = "\x1e"
+RESTORE_TOOL = "restore"  # the tool name of the checkpoint a restore takes first
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint operation could not be done; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    number: int  # 1 = the newest
+    commit: str
+    tree: str
+    ref: str
+    created: float
+    tool: str
+    detail: str
+    turn: str | None
+    session: str | None
+    left_out: dict[str, str]
+    has_git_dir: bool
+
+    @property
+    def when(self) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.created))
+
+
+@dataclass(frozen=True)
+class SnapshotResult:
+    checkpoint: Checkpoint
+    created: bool  # False: the tree equalled the newest checkpoint's, nothing was added
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    target: Checkpoint
+    undo: Checkpoint  # the state just before the restore (restore it to undo this one)
+    restored: int
+    removed: tuple[str, ...]
+
+
+def shadow_dir(root: Path, workdir: Path) -> Path:
+    digest = hashlib.sha256(os.fsencode(str(workdir))).hexdigest()[:16]
+    return root / digest
+
+
+class CheckpointStore:
+    """Checkpoints of `workdir`, kept under `root` (`<home>/checkpoints`)."""
+
+    def __init__(self, root: Path, workdir: Path, limits: Limits):
+        self.workdir = Path(os.path.realpath(workdir))
+        self.dir = shadow_dir(root, self.workdir)
+        self.git = ShadowGit(self.dir / "repo")
+        self.limits = limits
+
+    # ---- taking -------------------------------------------------------------------------
+
+    def _prepare(self) -> None:
+        if not self.dir.exists():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            os.chmod(self.dir, 0o700)
+        marker = self.dir / "WORKDIR"
+        if marker.exists():
+            if marker.read_text(encoding="utf-8", errors="surrogateescape") != str(self.workdir):
+                raise CheckpointError(
+                    f"the shadow repository {self.dir} belongs to another workdir"
+                )
+        else:
+            marker.write_text(str(self.workdir), encoding="utf-8", errors="surrogateescape")
+        self.git.init()
+
+    def _tree_of(self, work_tree: Path, index: Path, excludes: list[str]) -> str:
+        self.git.run(
+            ["add", "--all", "--force", "--pathspec-from-file=-", "--pathspec-file-nul"],
+            work_tree=work_tree,
+            index=index,
+            stdin=literal_excludes(excludes),
+        )
+        return self.git.text(["write-tree"], work_tree=work_tree, index=index)
+
+    def snapshot(
+        self,
+        *,
+        tool: str,
+        detail: str = "",
+        turn: str | None = None,
+        session: str | None = None,
+    ) -> SnapshotResult:
+        if not self.workdir.is_dir():
+            raise CheckpointError(f"{self.workdir} is not a directory")
+        self._prepare()
+        scan = scan_workdir(self.workdir, self.limits)
+        excludes = [p for p in scan.left_out if p != DOT_GIT]
+        entries = [
+            f"040000 tree {self._tree_of(self.workdir, self.dir / 'index-files', excludes)}\t{FILES}"
+        ]
+        if scan.include_dot_git:
+            git_tree = self._tree_of(self.workdir / DOT_GIT, self.dir / "index-git", [])
+            entries.append(f"040000 tree {git_tree}\t{GIT}")
+        elif DOT_GIT not in scan.left_out and (self.dir / "index-git").exists():
+            (self.dir / "index-git").unlink()  # the project's .git is gone: start afresh
+        tree = self.git.text(["mktree"], stdin=("\n".join(entries) + "\n").encode())
+        newest = self.newest()
+        if newest is not None and newest.tree == tree:
+            return SnapshotResult(newest, created=False)
+        created = time.time()
+        message = json.dumps(
+            {
+                "created": created,
+                "tool": tool,
+                "detail": detail[:500],
+                "turn": turn,
+                "session": session,
+                "workdir": str(self.workdir),
+                "left_out": scan.left_out,
+                "git_dir": scan.include_dot_git,
+            },
+            ensure_ascii=False,
+        )
+        commit = self.git.text(["commit-tree", tree], stdin=message.encode())
+        ref = f"{REF_PREFIX}{time.time_ns():020d}"
+        self.git.run(["update-ref", ref, commit])
+        return SnapshotResult(self._get_ref(ref), created=True)
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def list(self, count: int | None = None) -> list[Checkpoint]:
+        """Newest first (one `for-each-ref`, so listing stays cheap)."""
+        if not (self.git.git_dir / "HEAD").exists():
+            return []
+        args = [
+            "for-each-ref",
+            "--sort=-refname",
+            f"--format=%(refname)%00%(objectname)%00%(tree)%00%(contents){RECORD_END}",
+        ]
+        if count is not None:
+            args.append(f"--count={count}")
+        out = self.git.text([*args, REF_PREFIX])
+        found = []
+        for number, record in enumerate(r for r in out.split(RECORD_END) if r.strip()):
+            ref, commit, tree, body = record.strip("\n").split("\0", 3)
+            found.append(_parse(number + 1, ref, commit, tree, body))
+        return found
+
+    def _get_ref(self, ref: str) -> Checkpoint:
+        for checkpoint in self.list():
+            if checkpoint.ref == ref:
+                return checkpoint
+        raise CheckpointError(f"checkpoint {ref} vanished")
+
+    def newest(self) -> Checkpoint | None:
+        found = self.list(count=1)
+        return found[0] if found else None
+
+    def get(self, number: int = 1) -> Checkpoint:
+        found = self.list()
+        if not found:
+            raise CheckpointError(f"there are no checkpoints of {self.workdir} yet")
+        if not 1 <= number <= len(found):
+            raise CheckpointError(
+                f"there is no checkpoint {number}; {self.workdir} has 1 to {len(found)} "
+                "(see `herald checkpoints list`)"
+            )
+        return found[number - 1]
+
+    def files(self, checkpoint: Checkpoint) -> list[str]:
+        out = self.git.text(["ls-tree", "-r", "--name-only", "-z", f"{checkpoint.commit}:{FILES}"])
+        return [p for p in out.split("\0") if p]
+
+    def changed_files(self, checkpoint: Checkpoint) -> list[str]:
+        """What differs between this checkpoint and the one before it (all files for
+        the oldest)."""
+        older = [c for c in self.list() if c.created < checkpoint.created]
+        if not older:
+            return self.files(checkpoint)
+        out = self.git.text(
+            ["diff-tree", "-r", "--name-only", "-z", older[0].commit, checkpoint.commit]
+        )
+        return [p for p in out.split("\0") if p]
+
+    def diff(self, number: int = 1, path: str | None = None) -> str:
+        """The checkpoint against the workdir as it is now (a unified diff, `git diff`
+        of the two trees; binary files are named, not shown)."""
+        checkpoint = self.get(number)
+        now = self._current_tree()
+        args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--find-renames"]
+        args += [f"{checkpoint.commit}:{FILES}", now]
+        if path is not None:
+            args += ["--", f":(literal){self._relative(path)}"]
+        return self.git.text(args)
+
+    def _current_tree(self) -> str:
+        """The workdir's files as a tree, without recording a checkpoint."""
+        self._prepare()
+        scan = scan_workdir(self.workdir, self.limits)
+        excludes = [p for p in scan.left_out if p != DOT_GIT]
+        return self._tree_of(self.workdir, self.dir / "index-files", excludes)
+
+    def _relative(self, path: str) -> str:
+        absolute = Path(os.path.normpath(self.workdir / path))
+        try:
+            rel = absolute.relative_to(self.workdir)
+        except ValueError:
+            raise CheckpointError(f"{path} is outside {self.workdir}") from None
+        return "." if str(rel) == "." else str(rel)
+
+    # ---- restoring ----------------------------------------------------------------------
+
+    def restore(
+        self, number: int = 1, *, path: str | None = None, clean: bool = False
+    ) -> RestoreResult:
+        """Bring checkpoint `number` back (all of it, or `path`). Files deleted since come
+        back and changed ones are overwritten; files created since stay unless `clean`.
+        The current state is checkpointed first, so restoring that undoes this; restoring
+        such an undo checkpoint always cleans, since what the restore brought back must go
+        again for the undo to be whole."""
+        target = self.get(number)  # resolved before the undo checkpoint shifts the numbers
+        clean = clean or target.tool == RESTORE_TOOL
+        rel = self._relative(path) if path is not None else None
+        undo = self.snapshot(tool=RESTORE_TOOL, detail=f"before restoring checkpoint {number}")
+        restored, removed = 0, []
+        for name, work_tree, index_name in (
+            (FILES, self.workdir, "index-restore"),
+            (GIT, self.workdir / DOT_GIT, "index-restore-git"),
+        ):
+            touched, sub = _sub_path(rel, name)
+            if not touched or (name == GIT and not target.has_git_dir):
+                continue
+            index = self.dir / index_name
+            self.git.run(["read-tree", f"{target.commit}:{name}"], index=index)
+            paths = self._matching(index, sub)
+            work_tree.mkdir(parents=True, exist_ok=True)
+            if paths:
+                self.git.run(
+                    ["checkout-index", "--force", "-z", "--stdin"],
+                    work_tree=work_tree,
+                    index=index,
+                    stdin=b"\0".join(p.encode("utf-8", "surrogateescape") for p in paths) + b"\0",
+                )
+            restored += len(paths)
+            if clean and (name == FILES or undo.checkpoint.has_git_dir):
+                removed += self._clean(target, undo.checkpoint, name, work_tree, sub)
+            index.unlink(missing_ok=True)
+        if rel is not None and restored == 0:
+            raise CheckpointError(f"{path} is not in checkpoint {number}")
+        return RestoreResult(target, undo.checkpoint, restored, tuple(removed))
+
+    def _matching(self, index: Path, sub: str | None) -> list[str]:
+        args = ["ls-files", "-z"]
+        if sub is not None and sub != ".":
+            args += ["--", f":(literal){sub}"]
+        out = self.git.run(args, index=index).decode("utf-8", "surrogateescape")
+        return [p for p in out.split("\0") if p]
+
+    def _clean(
+        self, target: Checkpoint, now: Checkpoint, name: str, work_tree: Path, sub: str | None
+    ) -> list[str]:
+        args = ["diff-tree", "-r", "--name-only", "-z", "--diff-filter=A"]
+        args += [f"{target.commit}:{name}", f"{now.commit}:{name}"]
+        if sub is not None and sub != ".":
+            args += ["--", f":(literal){sub}"]
+        out = self.git.run(args).decode("utf-8", "surrogateescape")
+        removed = []
+        for rel in (p for p in out.split("\0") if p):
+            victim = work_tree / rel
+            if victim.is_symlink() or victim.is_file():
+                victim.unlink()
+                removed.append(rel if name == FILES else f"{DOT_GIT}/{rel}")
+                _remove_empty_parents(victim.parent, work_tree)
+        return removed
+
+    # ---- pruning ------------------------------------------------------------------------
+
+    def prune(self, *, keep_last: int, keep_days: float, now: float | None = None) -> int:
+        """Drop checkpoints beyond the newest `keep_last` that are older than
+        `keep_days`, and the objects only they held. Returns how many went."""
+        now = time.time() if now is None else now
+        doomed = [
+            c for c in self.list() if c.number > keep_last and now - c.created > keep_days * 86400
+        ]
+        for checkpoint in doomed:
+            self.git.run(["update-ref", "-d", checkpoint.ref])
+        if doomed:
+            self.git.run(["reflog", "expire", "--expire=now", "--all"])
+            self.git.run(["prune", "--expire=now"])
+        return len(doomed)
+
+    def forget(self) -> None:
+        """Remove this workdir's shadow repository entirely."""
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _parse(number: int, ref: str, commit: str, tree: str, body: str) -> Checkpoint:
+    try:
+        meta = json.loads(body)
+    except json.JSONDecodeError:
+        meta = {}
+    return Checkpoint(
+        number=number,
+        commit=commit,
+        tree=tree,
+        ref=ref,
+        created=float(meta.get("created", 0.0)),
+        tool=str(meta.get("tool", "?")),
+        detail=str(meta.get("detail", "")),
+        turn=meta.get("turn"),
+        session=meta.get("session"),
+        left_out=dict(meta.get("left_out") or {}),
+        has_git_dir=bool(meta.get("git_dir")),
+    )
+
+
+def _sub_path(rel: str | None, name: str) -> tuple[bool, str | None]:
+    """Whether a restore of `rel` touches tree `name`, and where: None = all of it,
+    a path inside it, or (False, None) when it touches none of it."""
+    if rel is None or rel == ".":
+        return (True, None)
+    inside_git = rel == DOT_GIT or rel.startswith(DOT_GIT + "/")
+    if name == GIT:
+        return (True, rel[len(DOT_GIT) + 1 :] or None) if inside_git else (False, None)
+    return (False, None) if inside_git else (True, rel)
+
+
+def _remove_empty_parents(directory: Path, stop: Path) -> None:
+    while directory != stop and stop in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
