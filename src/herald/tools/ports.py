@@ -35,6 +35,14 @@ class HistoryStore(Protocol):
     def summarize_sessions(self, sids: Sequence[str]) -> list[Any]: ...
 
 
+class ChangeGuard(Protocol):
+    """The checkpoint step before a change (`herald.checkpoints.TurnCheckpoints` is
+    the one there is; the engine hands each turn its own). Returns a notice for the
+    model and the user (why there is no checkpoint), at most once per session."""
+
+    def before_change(self, tool: str, command: str | None = None) -> str | None: ...
+
+
 class MemoryHandle(Protocol):
     """The agent's memory manager, as tools reach it."""
 
@@ -52,4 +60,4 @@ class RequestSnapshot:
     tools: tuple[dict[str, Any], ...]
 
 
-__all__ = ["HistoryStore", "MemoryHandle", "RequestSnapshot"]
+__all__ = ["ChangeGuard", "HistoryStore", "MemoryHandle", "RequestSnapshot"]
