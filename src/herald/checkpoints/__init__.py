@@ -7,6 +7,8 @@ restore` can undo what a turn did (DESIGN.md invariant 20).
 - `CheckpointService` / `TurnCheckpoints`: the per-session step the tool registry
   calls before a change (`before_change`).
 - `workdir_refusal(workdir, herald_home)`: why a workdir gets no checkpoints.
+- `rollback_command(service, arg)`, `list_text`, `restore_text`: what `/rollback`
+  and `herald checkpoints` say, the same on every surface.
 - `covers(store, paths)`: whether the newest checkpoint holds those paths (for the
   sandbox policy: a destructive command on uncovered paths is not relaxed).
 
@@ -15,6 +17,7 @@ Runs on real `git` with the user's config, hooks and filters kept out (see `git`
 
 from herald.checkpoints.git import GitError, git_available
 from herald.checkpoints.policy import covers, workdir_refusal
+from herald.checkpoints.report import ROLLBACK_USAGE, list_text, restore_text, rollback_command
 from herald.checkpoints.scan import Limits
 from herald.checkpoints.service import (
     LOCAL_WORKDIR_BACKENDS,
@@ -33,6 +36,7 @@ from herald.checkpoints.store import (
 
 __all__ = [
     "LOCAL_WORKDIR_BACKENDS",
+    "ROLLBACK_USAGE",
     "Checkpoint",
     "CheckpointError",
     "CheckpointService",
@@ -45,6 +49,9 @@ __all__ = [
     "checkpoint_root",
     "covers",
     "git_available",
+    "list_text",
+    "restore_text",
+    "rollback_command",
     "store_for",
     "workdir_refusal",
 ]
