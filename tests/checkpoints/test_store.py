@@ -220,3 +220,23 @@ def test_restoring_a_missing_checkpoint_says_what_exists(store: CheckpointStore)
     store.snapshot(tool="t")
     with pytest.raises(CheckpointError, match="1 to 1"):
         store.restore(5)
+
+
+def test_a_restore_never_writes_through_a_symlink_the_model_planted(
+    tmp_path: Path, project: Path, store: CheckpointStore
+):
+    """`rm -rf .git && ln -s ~/.ssh .git` (or the same with `src`) must not make
+    /rollback write the checkpoint's files into the symlink's target."""
+    outside = tmp_path / "ssh"
+    outside.mkdir()
+    (outside / "config").write_text("Host *\n")
+    store.snapshot(tool="t")
+    sh(project, "rm", "-rf", ".git", "src")
+    (project / ".git").symlink_to(outside)
+    (project / "src").symlink_to(outside)
+    store.restore(1)
+    assert (outside / "config").read_text() == "Host *\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["config"]
+    assert (project / ".git").is_dir() and not (project / ".git").is_symlink()
+    assert sh(project, "git", "log", "--format=%s").split()[-2:] == ["commit", "0"]
+    assert (project / "src" / "mod1.py").read_text() == "VALUE = 1\n"

@@ -261,7 +261,7 @@ class CheckpointStore:
             index = self.dir / index_name
             self.git.run(["read-tree", f"{target.commit}:{name}"], index=index)
             paths = self._matching(index, sub)
-            work_tree.mkdir(parents=True, exist_ok=True)
+            _real_directory(work_tree)
             if paths:
                 self.git.run(
                     ["checkout-index", "--force", "-z", "--stdin"],
@@ -295,6 +295,8 @@ class CheckpointStore:
         removed = []
         for rel in (p for p in out.split("\0") if p):
             victim = work_tree / rel
+            if not _inside(victim.parent, work_tree):
+                continue  # a parent became a symlink: never delete outside the workdir
             if victim.is_symlink() or victim.is_file():
                 victim.unlink()
                 removed.append(rel if name == FILES else f"{DOT_GIT}/{rel}")
@@ -351,6 +353,19 @@ def _sub_path(rel: str | None, name: str) -> tuple[bool, str | None]:
     if name == GIT:
         return (True, rel[len(DOT_GIT) + 1 :] or None) if inside_git else (False, None)
     return (False, None) if inside_git else (True, rel)
+
+
+def _real_directory(path: Path) -> None:
+    """Make `path` a real directory: a symlink there (`ln -s ~/.ssh .git`) would have
+    git write the restored files wherever it points."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top + os.sep)
 
 
 def _remove_empty_parents(directory: Path, stop: Path) -> None:
