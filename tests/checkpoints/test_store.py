@@ -240,3 +240,17 @@ def test_a_restore_never_writes_through_a_symlink_the_model_planted(
     assert (project / ".git").is_dir() and not (project / ".git").is_symlink()
     assert sh(project, "git", "log", "--format=%s").split()[-2:] == ["commit", "0"]
     assert (project / "src" / "mod1.py").read_text() == "VALUE = 1\n"
+
+
+def test_concurrent_snapshots_of_one_workdir_all_succeed(tmp_path: Path, project: Path):
+    """Sub-agents (threads) and other Herald processes (own stores) share the shadow
+    repository; git's index.lock must never fail one of them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def take(n: int) -> bool:
+        (project / f"out{n}.txt").write_text(str(n))
+        own = CheckpointStore(tmp_path / "home" / "checkpoints", project, Limits.from_mb(10, 500))
+        return own.snapshot(tool="t", detail=str(n)).checkpoint is not None
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(take, range(8)))

@@ -16,11 +16,15 @@ cache and one `write-tree`; a snapshot equal to the newest one makes no new comm
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +36,10 @@ FILES = "files"
 GIT = "git"
 RECORD_END = "\x1e"
 RESTORE_TOOL = "restore"  # the tool name of the checkpoint a restore takes first
+
+
+_THREAD_LOCKS: dict[str, threading.Lock] = {}  # flock does not order threads of one process
+_THREAD_LOCKS_GUARD = threading.Lock()
 
 
 class CheckpointError(RuntimeError):
@@ -110,6 +118,23 @@ class CheckpointStore:
         )
         return self.git.text(["write-tree"], work_tree=work_tree, index=index)
 
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """One change of the shadow repository at a time: sub-agents and other Herald
+        processes may checkpoint the same workdir at once (git's index.lock would fail
+        one of them)."""
+        if not self.dir.exists():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            os.chmod(self.dir, 0o700)
+        with _THREAD_LOCKS_GUARD:
+            thread_lock = _THREAD_LOCKS.setdefault(str(self.dir), threading.Lock())
+        with thread_lock, open(self.dir / "lock", "a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     def snapshot(
         self,
         *,
@@ -117,6 +142,12 @@ class CheckpointStore:
         detail: str = "",
         turn: str | None = None,
         session: str | None = None,
+    ) -> SnapshotResult:
+        with self._locked():
+            return self._snapshot(tool=tool, detail=detail, turn=turn, session=session)
+
+    def _snapshot(
+        self, *, tool: str, detail: str, turn: str | None, session: str | None
     ) -> SnapshotResult:
         if not self.workdir.is_dir():
             raise CheckpointError(f"{self.workdir} is not a directory")
@@ -246,10 +277,19 @@ class CheckpointStore:
         The current state is checkpointed first, so restoring that undoes this; restoring
         such an undo checkpoint always cleans, since what the restore brought back must go
         again for the undo to be whole."""
+        with self._locked():
+            return self._restore(number, path, clean)
+
+    def _restore(self, number: int, path: str | None, clean: bool) -> RestoreResult:
         target = self.get(number)  # resolved before the undo checkpoint shifts the numbers
         clean = clean or target.tool == RESTORE_TOOL
         rel = self._relative(path) if path is not None else None
-        undo = self.snapshot(tool=RESTORE_TOOL, detail=f"before restoring checkpoint {number}")
+        undo = self._snapshot(
+            tool=RESTORE_TOOL,
+            detail=f"before restoring checkpoint {number}",
+            turn=None,
+            session=None,
+        )
         restored, removed = 0, []
         for name, work_tree, index_name in (
             (FILES, self.workdir, "index-restore"),
@@ -308,7 +348,12 @@ class CheckpointStore:
     def prune(self, *, keep_last: int, keep_days: float, now: float | None = None) -> int:
         """Drop checkpoints beyond the newest `keep_last` that are older than
         `keep_days`, and the objects only they held. Returns how many went."""
-        now = time.time() if now is None else now
+        if not (self.git.git_dir / "HEAD").exists():
+            return 0
+        with self._locked():
+            return self._prune(keep_last, keep_days, time.time() if now is None else now)
+
+    def _prune(self, keep_last: int, keep_days: float, now: float) -> int:
         doomed = [
             c for c in self.list() if c.number > keep_last and now - c.created > keep_days * 86400
         ]
