@@ -254,3 +254,44 @@ def test_concurrent_snapshots_of_one_workdir_all_succeed(tmp_path: Path, project
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(take, range(8)))
+
+
+def test_the_quick_path_stores_what_a_full_walk_would(tmp_path: Path, project: Path):
+    """After the first snapshot only what git's stat walk reports is sized and added;
+    the result must be the tree a fresh full walk makes, limits included."""
+    limits = Limits(max_file_bytes=100_000, max_total_bytes=10**9)
+    quick = CheckpointStore(tmp_path / "quick", project, limits)
+    quick.snapshot(tool="t")
+    (project / "src" / "mod1.py").write_text("changed\n")
+    (project / "notes.txt").unlink()
+    (project / "grown.bin").write_bytes(b"z" * 200_000)  # over max_file_mb now
+    (project / "new" / "deep").mkdir(parents=True)
+    (project / "new" / "deep" / "f.txt").write_text("new\n")
+    nested = project / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    sh(nested, "git", "init", "-q")
+    sh(project, "git", "commit", "-q", "--allow-empty", "-m", "commit 3")
+    taken = quick.snapshot(tool="t").checkpoint
+    full = CheckpointStore(tmp_path / "full", project, limits).snapshot(tool="t").checkpoint
+    assert (taken.files_tree, taken.git_tree) == (full.files_tree, full.git_tree)
+    assert (
+        taken.left_out
+        == full.left_out
+        == {
+            "grown.bin": "0.2 MB, over checkpoints.max_file_mb",
+            "vendor/lib": "a nested git repository",
+        }
+    )
+    assert "notes.txt" not in quick.files(taken)
+    assert "new/deep/f.txt" in quick.files(taken)
+
+
+def test_the_quick_path_walks_everything_again_near_the_total_limit(tmp_path: Path, project: Path):
+    total = sum(len(b) for b in tree_bytes(project).values())
+    store = CheckpointStore(tmp_path / "cp", project, Limits(10**9, total + 50_000))
+    assert store.snapshot(tool="t").checkpoint.left_out == {}
+    (project / "a.bin").write_bytes(b"a" * 40_000)
+    assert store.snapshot(tool="t").checkpoint.left_out == {}
+    (project / "b.bin").write_bytes(b"b" * 30_000)  # now over: the largest goes
+    left = store.snapshot(tool="t").checkpoint.left_out
+    assert list(left) == ["a.bin"] and "max_total_mb" in left["a.bin"]

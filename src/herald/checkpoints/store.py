@@ -28,7 +28,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from herald.checkpoints.git import ShadowGit
+from herald.checkpoints.delta import Delta, changes_since_index
+from herald.checkpoints.git import GitError, ShadowGit
 from herald.checkpoints.scan import DOT_GIT, Limits, literal_excludes, scan_workdir
 
 REF_PREFIX = "refs/checkpoints/"
@@ -59,10 +60,21 @@ class Checkpoint:
     session: str | None
     left_out: dict[str, str]
     has_git_dir: bool
+    files_tree: str | None = None
+    git_tree: str | None = None
+    total_bytes: int | None = None  # None: an older checkpoint, without the sizes
 
     @property
     def when(self) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.created))
+
+
+@dataclass(frozen=True)
+class _Trees:
+    files: str
+    git: str | None
+    left_out: dict[str, str]
+    total_bytes: int
 
 
 @dataclass(frozen=True)
@@ -152,31 +164,27 @@ class CheckpointStore:
         if not self.workdir.is_dir():
             raise CheckpointError(f"{self.workdir} is not a directory")
         self._prepare()
-        scan = scan_workdir(self.workdir, self.limits)
-        excludes = [p for p in scan.left_out if p != DOT_GIT]
-        entries = [
-            f"040000 tree {self._tree_of(self.workdir, self.dir / 'index-files', excludes)}\t{FILES}"
-        ]
-        if scan.include_dot_git:
-            git_tree = self._tree_of(self.workdir / DOT_GIT, self.dir / "index-git", [])
-            entries.append(f"040000 tree {git_tree}\t{GIT}")
-        elif DOT_GIT not in scan.left_out and (self.dir / "index-git").exists():
-            (self.dir / "index-git").unlink()  # the project's .git is gone: start afresh
-        tree = self.git.text(["mktree"], stdin=("\n".join(entries) + "\n").encode())
         newest = self.newest()
-        if newest is not None and newest.tree == tree:
+        trees = self._quick_trees(newest) or self._full_trees()
+        if newest is not None and (newest.files_tree, newest.git_tree) == (trees.files, trees.git):
             return SnapshotResult(newest, created=False)
-        created = time.time()
+        entries = [f"040000 tree {trees.files}\t{FILES}"]
+        if trees.git is not None:
+            entries.append(f"040000 tree {trees.git}\t{GIT}")
+        tree = self.git.text(["mktree"], stdin=("\n".join(entries) + "\n").encode())
         message = json.dumps(
             {
-                "created": created,
+                "created": time.time(),
                 "tool": tool,
                 "detail": detail[:500],
                 "turn": turn,
                 "session": session,
                 "workdir": str(self.workdir),
-                "left_out": scan.left_out,
-                "git_dir": scan.include_dot_git,
+                "left_out": trees.left_out,
+                "git_dir": trees.git is not None,
+                "files_tree": trees.files,
+                "git_tree": trees.git,
+                "total_bytes": trees.total_bytes,
             },
             ensure_ascii=False,
         )
@@ -184,6 +192,62 @@ class CheckpointStore:
         ref = f"{REF_PREFIX}{time.time_ns():020d}"
         self.git.run(["update-ref", ref, commit])
         return SnapshotResult(self._get_ref(ref), created=True)
+
+    def _full_trees(self) -> _Trees:
+        """Size every file (the limits decide what is left out), then add all the rest."""
+        scan = scan_workdir(self.workdir, self.limits)
+        excludes = [p for p in scan.left_out if p != DOT_GIT]
+        files = self._tree_of(self.workdir, self.dir / "index-files", excludes)
+        git_tree = None
+        if scan.include_dot_git:
+            git_tree = self._tree_of(self.workdir / DOT_GIT, self.dir / "index-git", [])
+        else:
+            (self.dir / "index-git").unlink(missing_ok=True)  # start afresh when it returns
+        return _Trees(files, git_tree, scan.left_out, scan.total_bytes)
+
+    def _quick_trees(self, newest: Checkpoint | None) -> _Trees | None:
+        """Add only what git's stat-cache walk says changed since the newest checkpoint,
+        while the total stays within the limit (counted generously: a changed file's old
+        size is not subtracted, so the full walk runs again well before the limit).
+        None: take the full walk."""
+        if newest is None or newest.total_bytes is None:
+            return None
+        dot_git = self.workdir / DOT_GIT
+        has_git = dot_git.is_dir() and not dot_git.is_symlink()
+        if has_git != newest.has_git_dir:
+            return None
+        files = changes_since_index(
+            self.git, self.workdir, self.dir / "index-files", self.limits.max_file_bytes
+        )
+        git_delta = Delta()
+        if has_git:
+            git_delta = changes_since_index(self.git, dot_git, self.dir / "index-git", None)  # type: ignore[assignment]
+        if files is None or git_delta is None:
+            return None
+        total = newest.total_bytes + files.added_bytes + git_delta.added_bytes
+        if total > self.limits.max_total_bytes:
+            return None
+        try:
+            files_tree = self._tree_of_paths(self.workdir, self.dir / "index-files", files.add)
+            git_tree = None
+            if has_git:
+                git_tree = self._tree_of_paths(dot_git, self.dir / "index-git", git_delta.add)
+        except GitError:  # a file vanished between the walk and the add: walk it all
+            return None
+        return _Trees(files_tree, git_tree, files.left_out, total)
+
+    def _tree_of_paths(self, work_tree: Path, index: Path, paths: list[str]) -> str:
+        if paths:
+            specs = b"".join(
+                f":(literal){p}".encode("utf-8", "surrogateescape") + b"\0" for p in paths
+            )
+            self.git.run(
+                ["add", "--all", "--force", "--pathspec-from-file=-", "--pathspec-file-nul"],
+                work_tree=work_tree,
+                index=index,
+                stdin=specs,
+            )
+        return self.git.text(["write-tree"], work_tree=work_tree, index=index)
 
     # ---- reading ------------------------------------------------------------------------
 
@@ -386,6 +450,9 @@ def _parse(number: int, ref: str, commit: str, tree: str, body: str) -> Checkpoi
         session=meta.get("session"),
         left_out=dict(meta.get("left_out") or {}),
         has_git_dir=bool(meta.get("git_dir")),
+        files_tree=meta.get("files_tree"),
+        git_tree=meta.get("git_tree"),
+        total_bytes=meta.get("total_bytes"),
     )
 
 
