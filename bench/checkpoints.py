@@ -2,7 +2,7 @@
 
 Builds a project of N small files (default 10,000 in 100 directories, with a git
 repository of one commit), then times: the first snapshot (every file hashed), an
-unchanged snapshot (the scan, `git add` over the stat cache, `write-tree`, no new
+unchanged snapshot (git's stat-cache walk, `write-tree`, no new
 commit), a snapshot after one file changed, `list`, and a restore of one path. Also
 times the full size walk that the first snapshot (and one near max_total_mb) does.
 Printed: median and worst of each over the runs, in milliseconds; for the unchanged
