@@ -107,3 +107,37 @@ def test_a_hijacked_turns_wipe_is_undone_from_the_checkpoint(
     assert files(project) == before
     assert git(project, "log", "--format=%s").split() == ["c2", "c1", "c0"]
     assert git(project, "status", "--porcelain").splitlines() == [" M src/m0.py", "?? todo.txt"]
+
+
+def test_a_workdir_that_is_the_home_gets_no_checkpoint_and_the_model_is_told_once(
+    isolated_env: Path, fake_llm, tmp_path: Path
+):
+    """Started in the home directory: the write still happens, no shadow repository is
+    made, and the reason rides on the first changing call's result (only the first)."""
+    user_home = tmp_path / "user"
+    user_home.mkdir()
+    make_home(isolated_env, fake_model_config(fake_llm))
+    fake_llm.enqueue(
+        Reply.tool_call("write_file", {"path": "a.txt", "content": "one"}),
+        Reply.tool_call("terminal", {"command": "cp a.txt b.txt"}),
+        Reply.text("Done."),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "herald", "chat", "-q", "write it"],
+        cwd=user_home,
+        env={**os.environ, "HOME": str(user_home)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (user_home / "b.txt").read_text() == "one"
+    results = [
+        str(m.get("content"))
+        for m in fake_llm.model_requests()[-1].messages
+        if m.get("role") == "tool"
+    ]
+    assert len(results) == 2
+    assert f"No checkpoint was taken: {user_home} is your home directory" in results[0]
+    assert "No checkpoint" not in results[1]
+    assert not (isolated_env / "checkpoints").exists()
