@@ -83,3 +83,18 @@ def test_file_tools_checkpoint_once_per_turn_and_commands_every_time(
     (project / "a.txt").write_text("3")
     checkpoints.turn().before_change("write_file")  # a new turn checkpoints again
     assert len(store.list()) == 3
+
+
+def test_covers_answers_for_the_sessions_workdir_and_never_where_refused(
+    tmp_path: Path, user_home: Path
+):
+    project = user_home / "code" / "proj"
+    (project / "a.txt").write_text("1")
+    checkpoints = service(tmp_path / "h", project)
+    turn = checkpoints.turn()
+    assert not turn.covers(["a.txt"])  # nothing taken yet
+    turn.before_change("terminal", "rm a.txt")
+    assert turn.covers(["a.txt", str(project / "a.txt"), "."])
+    assert not turn.covers(["../other"])
+    assert not service(tmp_path / "h", user_home).covers(["code"])
+    assert not service(tmp_path / "h", project, backend="ssh").covers(["a.txt"])

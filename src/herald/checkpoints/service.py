@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from herald.checkpoints.git import git_available
-from herald.checkpoints.policy import workdir_refusal
+from herald.checkpoints.policy import covers, workdir_refusal
 from herald.checkpoints.scan import Limits
 from herald.checkpoints.store import CheckpointError, CheckpointStore
 from herald.config import CheckpointsConfig
@@ -82,6 +82,14 @@ class CheckpointService:
     def store(self) -> CheckpointStore | None:
         return self.refusal()[1]
 
+    def covers(self, paths: Iterable[str]) -> bool:
+        """Whether this session's newest checkpoint holds `paths` (relative to the workdir,
+        or absolute) and everything under them; False wherever checkpoints are refused or
+        off. The sandbox policy's question: a destructive command whose targets are not
+        covered is not relaxed (see `policy.covers`)."""
+        store = self.store()
+        return store is not None and covers(store, paths)
+
     def turn(self) -> TurnCheckpoints:
         with self._lock:
             self._turns += 1
@@ -133,3 +141,6 @@ class TurnCheckpoints:
                     return None
                 self._files_done = True
             return self.service.snapshot(tool=tool, detail=command or "", turn=self.turn)
+
+    def covers(self, paths: Iterable[str]) -> bool:
+        return self.service.covers(paths)

@@ -8,7 +8,7 @@ manager as the `memory` tool and provider tools see it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -41,6 +41,11 @@ class ChangeGuard(Protocol):
     model and the user (why there is no checkpoint), at most once per session."""
 
     def before_change(self, tool: str, command: str | None = None) -> str | None: ...
+
+    def covers(self, paths: Iterable[str]) -> bool:
+        """Whether the newest checkpoint holds `paths` and all below them (for the sandbox
+        policy: a destructive command on paths no checkpoint covers is not relaxed)."""
+        ...
 
 
 class MemoryHandle(Protocol):
