@@ -15,10 +15,10 @@ def _names(paths: list[str]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
-def describe(store: CheckpointStore, checkpoint: Checkpoint) -> str:
+def describe(store: CheckpointStore, checkpoint: Checkpoint, before: Checkpoint | None) -> str:
     what = checkpoint.tool + (f": {checkpoint.detail}" if checkpoint.detail else "")
     turn = f"turn {checkpoint.turn}  " if checkpoint.turn else ""
-    changed = store.changed_files(checkpoint)
+    changed = store.changed_files(checkpoint, before)
     files = f"{len(store.files(checkpoint))} files"
     if changed:
         files += f"; changed since the one before: {_names(changed)}"
@@ -35,7 +35,8 @@ def list_text(store: CheckpointStore, limit: int = 20) -> str:
     if not found:
         return f"No checkpoints of {store.workdir} yet."
     lines = [f"Checkpoints of {store.workdir} (1 = newest):"]
-    lines += [describe(store, c) for c in found[:limit]]
+    older = [*found[1:], None]
+    lines += [describe(store, c, b) for c, b in zip(found[:limit], older, strict=False)]
     if len(found) > limit:
         lines.append(f"… and {len(found) - limit} older")
     return "\n".join(lines)

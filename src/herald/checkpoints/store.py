@@ -294,14 +294,13 @@ class CheckpointStore:
         out = self.git.text(["ls-tree", "-r", "--name-only", "-z", f"{checkpoint.commit}:{FILES}"])
         return [p for p in out.split("\0") if p]
 
-    def changed_files(self, checkpoint: Checkpoint) -> list[str]:
-        """What differs between this checkpoint and the one before it (all files for
-        the oldest)."""
-        older = [c for c in self.list() if c.created < checkpoint.created]
-        if not older:
+    def changed_files(self, checkpoint: Checkpoint, before: Checkpoint | None) -> list[str]:
+        """What differs between `checkpoint` and the one `before` it (all its files when
+        there is none)."""
+        if before is None:
             return self.files(checkpoint)
         out = self.git.text(
-            ["diff-tree", "-r", "--name-only", "-z", older[0].commit, checkpoint.commit]
+            ["diff-tree", "-r", "--name-only", "-z", before.commit, checkpoint.commit]
         )
         return [p for p in out.split("\0") if p]
 
