@@ -9,6 +9,7 @@ line-ending conversion, so what is stored is the bytes on disk.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from collections.abc import Sequence
@@ -42,6 +43,7 @@ class GitError(RuntimeError):
     """A git command failed; the message carries its stderr."""
 
 
+@functools.cache  # asked before every change; git does not come and go within a process
 def git_available() -> bool:
     try:
         subprocess.run(["git", "--version"], capture_output=True, check=True, timeout=30)
