@@ -260,3 +260,24 @@ async def test_kanban_shows_what_waits_for_the_owner_and_takes_their_answer(
         assert board.show(review.id).status is Status.DONE
         assert board.show(stuck.id).status is Status.TODO
     assert fake_llm.model_requests() == []  # commands never reach the model
+
+
+async def test_rollback_in_chat_undoes_a_turns_file_change_and_then_the_rollback(
+    start_gateway, fake_llm, workdir: Path
+) -> None:
+    (workdir / "notes.txt").write_text("mine\n")
+    _runner, chat = await start_gateway()
+    fake_llm.enqueue(
+        Reply.tool_call("write_file", {"path": "notes.txt", "content": "overwritten\n"}),
+        Reply.text("done"),
+    )
+    await chat.inject("rewrite the notes")
+    assert (workdir / "notes.txt").read_text() == "overwritten\n"
+    listing = (await chat.inject("/rollback list")).text
+    assert "write_file" in listing and "notes.txt" in listing
+    restored = (await chat.inject("/rollback")).text
+    assert "Restored the workdir to checkpoint 1" in restored
+    assert (workdir / "notes.txt").read_text() == "mine\n"
+    await chat.inject("/rollback")  # the restore itself is undone
+    assert (workdir / "notes.txt").read_text() == "overwritten\n"
+    assert len(fake_llm.model_requests()) == 2  # the commands never reach the model

@@ -367,6 +367,13 @@ def _cmd_kanban(repl: Repl, arg: str) -> None:
         repl._print(f"  {line}")
 
 
+def _cmd_rollback(repl: Repl, arg: str) -> None:
+    from herald.checkpoints import rollback_command
+
+    for line in rollback_command(repl.agent.checkpoints, arg).splitlines():
+        repl._print(f"  {line}")
+
+
 HANDLERS: dict[str, Callable[[Repl, str], None]] = {
     "help": _cmd_help,
     "new": _cmd_new,
@@ -377,6 +384,7 @@ HANDLERS: dict[str, Callable[[Repl, str], None]] = {
     "model": _cmd_model,
     "agents": _cmd_agents,
     "kanban": _cmd_kanban,
+    "rollback": _cmd_rollback,
     "exit": _cmd_exit,
 }
 COMMANDS = {c.name: c for c in commands_for("cli")}

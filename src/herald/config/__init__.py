@@ -35,6 +35,7 @@ from herald.config.schema import (
     ProviderName,
 )
 from herald.config.schema_budget import BudgetConfig, ModelPricing, SourceBudget
+from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.secret_strength import (
     ENTRANCE_SECRETS,
     WEB_LOGIN,
@@ -92,6 +93,7 @@ __all__ = [
     "AgentConfig",
     "AuxiliaryConfig",
     "BudgetConfig",
+    "CheckpointsConfig",
     "ConfigError",
     "EntranceSecret",
     "FallbackEntry",

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from herald.config.schema_budget import BudgetConfig, ModelPricing
+from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_cron import CronConfig
 from herald.config.schema_delegation import DelegationConfig
@@ -179,6 +180,7 @@ class HeraldConfig(StrictModel):
     delegation: DelegationConfig = Field(default_factory=DelegationConfig)
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

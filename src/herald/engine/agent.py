@@ -18,6 +18,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any
 
+from herald.checkpoints import CheckpointService
 from herald.config import HeraldConfig, HeraldHome, first_time
 from herald.context import (
     ContextEngine,
@@ -137,7 +138,15 @@ class Agent(RuntimeParts):
             hooks=self._plugins.hooks,
         )
         runtime.select_tools()  # raises ToolsetError (naming the known ones) early
-        tool_context.environment = _create_environment(config, secrets, options)
+        environment = tool_context.environment = _create_environment(config, secrets, options)
+        # Snapshots of the workdir before a turn changes it (/rollback restores them).
+        self.checkpoints = CheckpointService(
+            config.checkpoints,
+            home.root,
+            backend=environment.name,
+            workdir=lambda: environment.cwd,
+            session_id=lambda: self.session_id,
+        )
         self.runtime = dataclasses.replace(runtime, memory=self._create_memory(runtime))
         for message in self._plugins.unannounced():  # disabled plugins, clashes: said once
             self.callbacks.status(message)
@@ -375,6 +384,7 @@ class Agent(RuntimeParts):
             clarify=humans.clarify if humans else None,
             notify=callbacks.status,
             spawn_agent=self.spawn,
+            checkpoint=self.checkpoints.turn(),
         )
         ctx = TurnContext(
             runtime=rt,

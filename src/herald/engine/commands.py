@@ -42,6 +42,11 @@ COMMANDS: dict[str, CommandSpec] = {
             while_busy=True,
         ),
         CommandSpec(
+            "rollback",
+            "/rollback [list|N] [PATH]",
+            "undo file changes: restore the newest checkpoint (again: undo that)",
+        ),
+        CommandSpec(
             "approve",
             "/approve [session|always]",
             "allow the command waiting for approval",

@@ -2,7 +2,8 @@
 
 Commands allowed during a turn (`/stop`, `/steer`, `/usage`, `/agents`, `/approve`, `/deny`,
 `/help`) run at once. The others (`/new`, `/compress`, `/model`) touch the agent, so
-they run through the session's queue like a message: one thing at a time per
+they run through the session's queue like a message (`/rollback` too: a restore must
+never race a turn's writes): one thing at a time per
 session. The registry decides what exists and what may run while busy.
 """
 
@@ -192,6 +193,15 @@ async def cmd_model(runner: CommandRunner, slot: SessionSlot, item: WorkItem, ar
     return await _with_agent(runner, slot, item, work)
 
 
+async def cmd_rollback(runner: CommandRunner, slot: SessionSlot, item: WorkItem, arg: str) -> str:
+    from herald.checkpoints import rollback_command
+
+    # Through the agent (and its queue), so a restore never races a turn's writes.
+    return await _with_agent(
+        runner, slot, item, lambda agent: rollback_command(agent.checkpoints, arg)
+    )
+
+
 HANDLERS: dict[str, Handler] = {
     "help": cmd_help,
     "stop": cmd_stop,
@@ -204,6 +214,7 @@ HANDLERS: dict[str, Handler] = {
     "new": cmd_new,
     "compress": cmd_compress,
     "model": cmd_model,
+    "rollback": cmd_rollback,
 }
 assert set(HANDLERS) == set(COMMANDS), "every gateway command in the registry needs a handler"
 

@@ -5,6 +5,7 @@ decide which registered tools a surface exposes; the planner and the guardrail
 controller are the pure parts of a tool round the engine runs.
 """
 
+from herald.tools.change_intent import ChangeIntent, change_intent, command_may_write
 from herald.tools.coercion import coerce_arguments
 from herald.tools.declare import tool
 from herald.tools.definitions import (
@@ -23,7 +24,7 @@ from herald.tools.guardrails import (
 )
 from herald.tools.hooks import HOOK_EVENTS, ToolHooks
 from herald.tools.planner import PARALLEL, SEQUENTIAL, canonical_path, plan_tool_batch
-from herald.tools.ports import HistoryStore, MemoryHandle, RequestSnapshot
+from herald.tools.ports import ChangeGuard, HistoryStore, MemoryHandle, RequestSnapshot
 from herald.tools.registry import (
     DEFAULT_MAX_RESULT_CHARS,
     ERROR_PREFIX,
@@ -65,6 +66,8 @@ __all__ = [
     "PARALLEL",
     "SEQUENTIAL",
     "UNATTENDED_REFUSAL",
+    "ChangeGuard",
+    "ChangeIntent",
     "CheckCache",
     "CommandRefused",
     "DefinitionsCache",
@@ -88,8 +91,10 @@ __all__ = [
     "attach_guardrail",
     "available_tool_names",
     "canonical_path",
+    "change_intent",
     "check_path_arguments",
     "coerce_arguments",
+    "command_may_write",
     "definitions_cache",
     "gate_write",
     "is_available",

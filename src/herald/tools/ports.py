@@ -8,7 +8,7 @@ manager as the `memory` tool and provider tools see it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,6 +35,19 @@ class HistoryStore(Protocol):
     def summarize_sessions(self, sids: Sequence[str]) -> list[Any]: ...
 
 
+class ChangeGuard(Protocol):
+    """The checkpoint step before a change (`herald.checkpoints.TurnCheckpoints` is
+    the one there is; the engine hands each turn its own). Returns a notice for the
+    model and the user (why there is no checkpoint), at most once per session."""
+
+    def before_change(self, tool: str, command: str | None = None) -> str | None: ...
+
+    def covers(self, paths: Iterable[str]) -> bool:
+        """Whether the newest checkpoint holds `paths` and all below them (for the sandbox
+        policy: a destructive command on paths no checkpoint covers is not relaxed)."""
+        ...
+
+
 class MemoryHandle(Protocol):
     """The agent's memory manager, as tools reach it."""
 
@@ -52,4 +65,4 @@ class RequestSnapshot:
     tools: tuple[dict[str, Any], ...]
 
 
-__all__ = ["HistoryStore", "MemoryHandle", "RequestSnapshot"]
+__all__ = ["ChangeGuard", "HistoryStore", "MemoryHandle", "RequestSnapshot"]

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from herald.safety import strip_structure_tags
+from herald.tools.change_intent import change_intent
 from herald.tools.coercion import coerce_arguments
 from herald.tools.hooks import ToolHooks, Veto
 from herald.tools.results import limit_result
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.environments import Environment
     from herald.safety import ApprovalPrompt
-    from herald.tools.ports import HistoryStore, MemoryHandle, RequestSnapshot
+    from herald.tools.ports import ChangeGuard, HistoryStore, MemoryHandle, RequestSnapshot
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,9 @@ class ToolContext:
     notify: Callable[[str], None] | None = None
     parent_request: Callable[[], RequestSnapshot] | None = None
     spawn_agent: Callable[..., Any] | None = None
+    # Filled per turn by the engine: the checkpoint step `dispatch` runs before a call
+    # that may change files (herald.checkpoints); None = no checkpoints (tests, MCP).
+    checkpoint: ChangeGuard | None = None
 
     def own(self, kind: type[S]) -> S:
         """This agent's instance of `kind`, a tool's private per-agent state (its class
@@ -355,7 +359,10 @@ class ToolRegistry:
                 result = ToolResult(sanitize_error(f"{name} was blocked: {veto.reason}"), True)
                 self.hooks.run_post(name, args, result, ctx)
                 return result
+        notice = _checkpoint_first(spec, args, ctx)
         result = self._run_handler(spec, args, ctx)
+        if notice is not None:
+            result = ToolResult(f"{result.content}\n[{notice}]", result.is_error)
         if run_hooks:
             self.hooks.run_post(name, args, result, ctx)
         return result
@@ -427,6 +434,22 @@ class ToolOverlay(ToolRegistry):
         if name in self._tools:
             return super().dispatch(name, raw_arguments, ctx, run_hooks=run_hooks)
         return self.base.dispatch(name, raw_arguments, ctx, run_hooks=run_hooks)
+
+
+def _checkpoint_first(spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> str | None:
+    """Checkpoint the workdir before a call that may change it, after the hooks settled
+    the arguments (a rewritten command is the one classified). A notice (no checkpoint
+    could be taken, and why) goes to the user now and rides on the result for the model;
+    it never stops the call."""
+    if ctx.checkpoint is None:
+        return None
+    intent = change_intent(spec.name, spec.writes, args)
+    if intent is None:
+        return None
+    notice = ctx.checkpoint.before_change(intent.tool, intent.command)
+    if notice is not None and ctx.notify is not None:
+        ctx.notify(notice)
+    return notice
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
