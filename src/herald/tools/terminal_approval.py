@@ -44,6 +44,7 @@ from herald.safety import (
     redact,
     save_blocked_script,
 )
+from herald.tools.ports import ChangeGuard
 from herald.tools.registry import ToolArgumentError, ToolContext
 
 
@@ -74,14 +75,17 @@ def check_env(ctx: ToolContext, environment: Environment, cwd: str) -> dict[str,
     return env
 
 
-def sandbox_scope(environment: Environment) -> SandboxScope | None:
+def sandbox_scope(
+    environment: Environment, checkpoint: ChangeGuard | None = None
+) -> SandboxScope | None:
     """The sandbox the relaxed approval policy may rely on (None off a sandbox).
-    No checkpoint store is wired yet (`SandboxScope.checkpointed` stays None), so
-    damage to the working directory keeps asking; only sandbox-private damage
-    is relaxed."""
+    Damage to the working directory is relaxed only where `checkpoint` (the turn's
+    checkpoint step, which ran before this command) says its newest checkpoint covers
+    every path the command can reach; without one it keeps asking."""
     spec = getattr(environment, "sandbox_spec", None)
     if spec is None:
         return None
+    checkpointed = None if checkpoint is None else (lambda paths: checkpoint.covers(paths))
     home = environment.resolve("~")  # the sandbox's own home directory
     return SandboxScope(
         backend=environment.name,
@@ -90,6 +94,7 @@ def sandbox_scope(environment: Environment) -> SandboxScope | None:
         network=spec.network,
         private_dirs=("/tmp", home),
         home=home,
+        checkpointed=checkpointed,
     )
 
 
@@ -237,7 +242,7 @@ def gate_command(
         judge=ctx.judge,
         scenario=ctx.surface,
         session_patterns=session_patterns,
-        sandbox=sandbox_scope(environment),
+        sandbox=sandbox_scope(environment, ctx.checkpoint),
     )
     decision = policy.evaluate(
         command,
