@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import glob
 import os
+from collections.abc import Iterator
 
 from herald.safety.host_executed import HOST_EXECUTED_PATHS, host_executed_target
 
@@ -32,15 +33,14 @@ def expand(resolved: str) -> list[str]:
     return [os.path.realpath(p) for p in glob.glob(resolved)] or [resolved]
 
 
-def _git_dirs_below(path: str) -> list[str] | None:
-    """Every ``.git`` at or under path (None: too many entries to know)."""
-    if os.path.basename(path) == ".git":
-        return [path]
-    if not os.path.isdir(path) or os.path.islink(path):
-        return []
-    found: list[str] = []
+class _TooMany(Exception):
+    """The walk passed WALK_LIMIT entries."""
+
+
+def _entries_below(root: str) -> Iterator[os.DirEntry[str]]:
+    """Every entry under root, not following symlinks; raises _TooMany past the limit."""
+    stack = [root]
     seen = 0
-    stack = [path]
     while stack:
         current = stack.pop()
         try:
@@ -50,12 +50,22 @@ def _git_dirs_below(path: str) -> list[str] | None:
         for entry in entries:
             seen += 1
             if seen > WALK_LIMIT:
-                return None
-            if entry.name == ".git":
-                found.append(entry.path)
-            elif entry.is_dir(follow_symlinks=False):
+                raise _TooMany
+            yield entry
+            if entry.name != ".git" and entry.is_dir(follow_symlinks=False):
                 stack.append(entry.path)
-    return found
+
+
+def _git_dirs_below(path: str) -> list[str] | None:
+    """Every ``.git`` at or under path (None: too many entries to know)."""
+    if os.path.basename(path) == ".git":
+        return [path]
+    if not os.path.isdir(path) or os.path.islink(path):
+        return []
+    try:
+        return [entry.path for entry in _entries_below(path) if entry.name == ".git"]
+    except _TooMany:
+        return None
 
 
 def _name_matches(name: str, patterns: list[tuple[str, bool]]) -> bool:
@@ -68,28 +78,15 @@ def _names_match(
     root: str, patterns: list[tuple[str, bool]], *, include_root: bool = False
 ) -> bool:
     """Whether root (with include_root) or some entry below it matches every
-    -name/-iname pattern."""
+    -name/-iname pattern (True when there are too many entries to know)."""
     if include_root and _name_matches(os.path.basename(root), patterns):
         return True
     if not os.path.isdir(root) or os.path.islink(root):
         return False
-    stack = [root]
-    seen = 0
-    while stack:
-        current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            if seen > WALK_LIMIT:
-                return True
-            if _name_matches(entry.name, patterns):
-                return True
-            if entry.is_dir(follow_symlinks=False):
-                stack.append(entry.path)
-    return False
+    try:
+        return any(_name_matches(entry.name, patterns) for entry in _entries_below(root))
+    except _TooMany:
+        return True
 
 
 def find_name_filter(words: list[str]) -> list[tuple[str, bool]] | None:
