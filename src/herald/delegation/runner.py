@@ -261,6 +261,7 @@ class Delegation:
                 enabled_tools=tuple(parent_tools),
                 max_iterations=self.settings.max_iterations,
                 parent_session_id=self.parent_session_id,
+                delegated=True,
                 seed=self._seed,
             )
             visible = None  # the parent's exact tool list: refusals happen at call time
@@ -271,6 +272,7 @@ class Delegation:
                 toolset=CHILD_TOOLSET if task.toolsets else self.settings.toolset,
                 max_iterations=self.settings.max_iterations,
                 parent_session_id=self.parent_session_id,
+                delegated=True,
                 caller_system=CHILD_SYSTEM,
             )
             visible = parent_tools  # never more than the parent has

@@ -48,6 +48,9 @@ class AgentOptions:
     hygiene: HygieneConfig | None = None
     # A new session starts from this prompt and history instead of a built prompt.
     seed: SessionSeed | None = None
+    # A sub-agent of herald.delegation: its tool context says so (ToolContext.delegated)
+    # and Herald's admin commands and nested agents are refused from it.
+    delegated: bool = False
 
     def __post_init__(self) -> None:
         if self.max_turns is not None:

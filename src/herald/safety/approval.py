@@ -5,6 +5,12 @@ Order of precedence (first match decides):
 1. a user ``approvals.deny`` glob matches the command or any part of it -> deny
    (nothing overrides a deny glob);
 2. the verdict is ``hardline`` -> deny (no mode, pattern or answer lifts it);
+2b. the verdict is owner-only (a Herald admin command, ``control.admin`` /
+   ``control.nested_agent``): under delegation or with no human -> deny, else
+   ``ask_human`` with the choices once/deny. Nothing below applies to it:
+   ``approvals.mode: off``, session and always-allow patterns, the smart judge
+   and an unattended ``allow`` default cannot lift it, so a model that turned
+   approvals off could not then administer Herald (invariant 16);
 3. the verdict is ``allow`` -> allow;
 3b. inside a real sandbox with ``approvals.sandboxed: relaxed``, a command that
    only endangers the sandbox (see :mod:`herald.safety.sandbox_policy`) -> allow;
@@ -87,7 +93,7 @@ class ApprovalPrompt:
 class ApprovalDecision:
     outcome: Outcome
     reason: str
-    source: str  # deny_glob | hardline | safe | sandbox | mode_off | session | always | judge | human | timeout | unattended
+    source: str  # deny_glob | hardline | safe | sandbox | mode_off | session | always | judge | human | timeout | unattended | control
     verdict: CommandVerdict
     prompt: ApprovalPrompt | None = None
     remember: Literal["session", "always"] | None = None
@@ -116,6 +122,8 @@ def make_allow_pattern(command: str, *, env: Mapping[str, str] | None = None) ->
     or hard-line command, which can only be approved once."""
     analysis = analyze_command(command, env=env)
     if analysis.compound or analysis.verdict.is_hardline or not analysis.normalized.strip():
+        return None
+    if analysis.verdict.owner_only:  # the owner's admin commands are approved once
         return None
     return _escape_glob(_collapse(analysis.normalized))
 
@@ -239,9 +247,11 @@ def decide(
     judge: Judge | None = None,
     env: Mapping[str, str] | None = None,
     sandbox: SandboxScope | None = None,
+    delegated: bool = False,
 ) -> ApprovalDecision:
     """Apply the precedence in the module docstring to one command. `sandbox` is
-    the running sandbox when ``approvals.sandboxed`` is relaxed (None otherwise)."""
+    the running sandbox when ``approvals.sandboxed`` is relaxed (None otherwise);
+    `delegated` says the command comes from a sub-agent's turn."""
     analysis = analyze_command(command, env=env)
     verdict = verdict or analysis.verdict
     glob = deny_glob_match(deny_globs, command, analysis)
@@ -251,6 +261,8 @@ def decide(
         )
     if verdict.is_hardline:
         return ApprovalDecision("deny", f"refused: {verdict.description}", "hardline", verdict)
+    if verdict.owner_only:
+        return _decide_owner_only(command, verdict, has_human=has_human, delegated=delegated)
     if verdict.allowed:
         return ApprovalDecision("allow", "no safety rule matched", "safe", verdict)
     if sandbox is not None:
@@ -306,6 +318,29 @@ def decide(
     )
 
 
+def _decide_owner_only(
+    command: str, verdict: CommandVerdict, *, has_human: bool, delegated: bool
+) -> ApprovalDecision:
+    """Step 2b: a Herald admin command is the owner's; only a present human decides."""
+    if delegated:
+        return ApprovalDecision(
+            "deny",
+            f"{verdict.description}; a sub-agent may not run Herald's admin commands",
+            "control",
+            verdict,
+        )
+    if not has_human:
+        return ApprovalDecision(
+            "deny",
+            f"needs the owner's approval ({verdict.description}) and no approver is present",
+            "unattended",
+            verdict,
+        )
+    return ApprovalDecision(
+        "ask_human", verdict.description, "human", verdict, prompt=build_prompt(command, verdict)
+    )
+
+
 def resolve_choice(
     command: str,
     choice: str | None,
@@ -325,7 +360,7 @@ def resolve_choice(
         )
     answer = choice.strip().lower()
     if answer in ("once", "session", "always"):
-        if answer == "once":
+        if answer == "once" or verdict.owner_only:  # an admin command is allowed once only
             return ApprovalDecision("allow", "approved once", "human", verdict)
         pattern = make_allow_pattern(command, env=env)
         if pattern is None:
@@ -362,6 +397,7 @@ class ApprovalPolicy:
     scenario: str = "interactive"
     session_patterns: set[str] = field(default_factory=set)
     sandbox: SandboxScope | None = None  # the running sandbox, if the session has one
+    delegated: bool = False  # a sub-agent's session: Herald's admin commands are refused
 
     @property
     def timeout_seconds(self) -> float:
@@ -387,6 +423,7 @@ class ApprovalPolicy:
             judge=self.judge,
             env=env,
             sandbox=self.sandbox if self.config.sandboxed == "relaxed" else None,
+            delegated=self.delegated,
         )
 
     def record_choice(

@@ -96,6 +96,9 @@ class ToolContext:
     notify: Callable[[str], None] | None = None
     parent_request: Callable[[], RequestSnapshot] | None = None
     spawn_agent: Callable[..., Any] | None = None
+    # A delegated sub-agent's context (herald.delegation): Herald's admin commands and
+    # nested agents are refused from it, whoever would approve them.
+    delegated: bool = False
 
     def own(self, kind: type[S]) -> S:
         """This agent's instance of `kind`, a tool's private per-agent state (its class

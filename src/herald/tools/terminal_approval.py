@@ -178,6 +178,11 @@ def _refusal(decision: ApprovalDecision, surface: str) -> str:
         )
     if decision.source == "judge":
         return f"Not run: {decision.reason}. {_NO_RETRY}."
+    if decision.source == "control":
+        return (
+            f"Refused: {decision.reason} [{verdict.rule}]. {_NO_RETRY}; report back to the "
+            "agent that delegated this task instead."
+        )
     return (
         f"The user denied this command ({what}); it was not run. "
         f"{_NO_RETRY}; ask the user what to do instead."
@@ -208,6 +213,7 @@ def gate_command(
         scenario=ctx.surface,
         session_patterns=session_patterns,
         sandbox=sandbox_scope(environment),
+        delegated=ctx.delegated,
     )
     decision = policy.evaluate(command, has_human=ctx.approve is not None, env=env, verdict=verdict)
     if decision.outcome == "ask_human" and ctx.approve is not None:
