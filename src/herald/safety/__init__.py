@@ -23,7 +23,11 @@ registered with `register_secret_values`), and `scan_text` is the one
 injection scanner for memory, context files, cron prompts, skills and
 webhooks. `strip_structure_tags` removes role tags, tool-call markup and
 chat-template tokens from untrusted text (tool errors) before a model reads
-it.
+it. Herald's control plane (its config, secrets, tokens, pairing, plugins, code and
+admin commands; DESIGN.md invariant 16) is defined once in herald.safety.control_plane:
+its ``control.*`` rules make posture changes, control-file writes and secret reads
+hard-line and admin commands owner-only (`classify_path`, `secret_read_refusal`
+for the file tools).
 """
 
 from herald.safety.approval import (
@@ -53,12 +57,14 @@ from herald.safety.commands import (
     check_command,
     save_blocked_script,
 )
+from herald.safety.control_plane import CONTROL_RULES, classify_path, secret_read_refusal
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
 from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
 from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
 from herald.safety.structure_tags import strip_structure_tags
 
 __all__ = [
+    "CONTROL_RULES",
     "HUMAN_CHOICES",
     "PARSER_LIMITS_RULE",
     "RULE_CATALOGUE",
@@ -78,6 +84,7 @@ __all__ = [
     "build_judge_prompt",
     "build_prompt",
     "check_command",
+    "classify_path",
     "clear_secret_values",
     "decide",
     "deny_glob_match",
@@ -91,6 +98,7 @@ __all__ = [
     "sandbox_relaxation",
     "save_blocked_script",
     "scan_text",
+    "secret_read_refusal",
     "strip_structure_tags",
     "unattended_default",
 ]

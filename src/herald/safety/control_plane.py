@@ -327,7 +327,9 @@ def classify_admin(args: Sequence[str]) -> AdminVerdict:
         return AdminVerdict(
             "hardline", PLUGIN, f"enables or installs Herald plugins or MCP servers; {_owner_note(argv)}"
         )  # fmt: skip
-    return AdminVerdict("admin", ADMIN, f"runs a Herald admin command (herald {sub} {sub2})".replace(" )", ")"))
+    return AdminVerdict(
+        "admin", ADMIN, f"runs a Herald admin command (herald {sub} {sub2})".replace(" )", ")")
+    )
 
 
 # An unknown program used exactly like Herald (an alias, a copy or symlink of the
@@ -353,9 +355,7 @@ _CONFIG_SECTIONS = frozenset({"model", "auxiliary", "agent", "credentials", "dis
                               "kanban", "mcp", "cron", "delegation", "plugins", "budget"})  # fmt: skip
 
 # Inline code that names Herald's package, command, home or its home variable.
-HERALD_MENTION_RE = re.compile(
-    r"(?<![\w.-])herald(?![\w-])|\.herald\b|HERALD_HOME", re.IGNORECASE
-)
+HERALD_MENTION_RE = re.compile(r"(?<![\w.-])herald(?![\w-])|\.herald\b|HERALD_HOME", re.IGNORECASE)
 
 __all__ = [
     "ADMIN",

@@ -138,7 +138,9 @@ def _names_herald(word: Word) -> bool:
     """`$(command -v herald)`, `` `which herald` ``, `$(readlink -f $(which herald))`."""
     for sub in word.subs:
         for cmd in sub.walk():
-            if any(_is_herald_word(w) for w in cmd.words[1:]) or any(_names_herald(w) for w in cmd.words):
+            if any(_is_herald_word(w) for w in cmd.words[1:]) or any(
+                _names_herald(w) for w in cmd.words
+            ):
                 return True
     return False
 
@@ -207,9 +209,11 @@ def rule_herald_admin(inv: Invocation, ctx: Context) -> None:
             for path in out:
                 judge_control_write(path, inv.segment, ctx)
         return
-    if _PIP_RE.fullmatch(inv.name) or (
-        _PYTHON_RE.fullmatch(inv.name) and (_python_module(inv) or ("", []))[0] == "pip"
-    ) or (inv.name == "uv" and inv.args[:1] == ["pip"]):
+    if (
+        _PIP_RE.fullmatch(inv.name)
+        or (_PYTHON_RE.fullmatch(inv.name) and (_python_module(inv) or ("", []))[0] == "pip")
+        or (inv.name == "uv" and inv.args[:1] == ["pip"])
+    ):
         _pip(inv, ctx)
     if _INTERPRETER_RE.fullmatch(inv.name):
         _inline_code(inv, ctx)
@@ -328,6 +332,14 @@ def rule_control_paths(inv: Invocation, ctx: Context) -> None:
             if cp.holds_secrets(resolved, ctx.env):
                 found = cp.ControlPath("secret", "Herald's home, secrets included", resolved)
                 _secret_read(found, inv.segment, ctx)
+    if name == "find" and _FIND_ACTIONS & set(inv.args):
+        # -delete or -exec under a start path: every file below may change
+        for word in inv.arg_words:
+            if word.text.startswith(("-", "(", "!")):
+                break
+            found = cp.classify_path(ctx.resolve(word.text), ctx.env)
+            if found is not None:
+                _path_finding(found, "changes or deletes files in", inv.segment, ctx)
 
 
 def check_control_redirects(cmd: SimpleCommand, ctx: Context) -> None:
