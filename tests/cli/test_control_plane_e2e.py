@@ -62,7 +62,7 @@ def test_unattended_turn_cannot_turn_approvals_off_or_mint_a_token(
         f"{HERALD} config set approvals.mode off",
         "bash -c 'herald config set approvals.mode off'",
         "herald web token",
-        f"$(command -v herald) web token",
+        "$(command -v herald) web token",
         "sed -i 's/^/# /' " + str(config),
         f"cat {herald_home}/.env",
     ]

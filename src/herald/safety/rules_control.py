@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from herald.safety import control_plane as cp
+import herald.safety.control_plane as cp
 from herald.safety.carriers import stdin_of
 from herald.safety.invocation import Context, Invocation
 from herald.safety.rules_workflow import is_file_write, write_targets
