@@ -43,9 +43,7 @@ def quiet_guardrails(home: Path) -> None:
     config.write_text(config.read_text() + "guardrails:\n  enabled: false\n")
 
 
-def test_unattended_turn_cannot_turn_approvals_off_or_mint_a_token(
-    herald_home, fake_llm, tmp_path
-):
+def test_unattended_turn_cannot_turn_approvals_off_or_mint_a_token(herald_home, fake_llm, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     quiet_guardrails(herald_home)
@@ -110,9 +108,7 @@ def test_a_sub_agent_cannot_schedule_a_job_from_the_terminal(herald_home, fake_l
             Reply.text("could not"),
         ]
     )
-    fake_llm.set_handler(
-        lambda r: next(child_calls) if CHILD_SYSTEM in (r.system or "") else None
-    )
+    fake_llm.set_handler(lambda r: next(child_calls) if CHILD_SYSTEM in (r.system or "") else None)
     fake_llm.enqueue(
         Reply.tool_call("delegate_task", {"tasks": [{"goal": "schedule a job"}]}),
         Reply.text("ok"),
@@ -129,10 +125,14 @@ def test_a_sub_agent_cannot_schedule_a_job_from_the_terminal(herald_home, fake_l
     assert any("control.admin" in c for c in child_results), child_results
     assert any("control.nested_agent" in c for c in child_results), child_results
     listing = run_herald("cron", "list", "--json", cwd=work)
-    jobs = listing.stdout if listing.returncode == 0 else run_herald("cron", "list", cwd=work).stdout
+    jobs = (
+        listing.stdout if listing.returncode == 0 else run_herald("cron", "list", cwd=work).stdout
+    )
     assert "evil" not in jobs
     cron_dir = herald_home / "cron"
-    assert not any("evil" in p.read_text(errors="replace") for p in cron_dir.rglob("*") if p.is_file())
+    assert not any(
+        "evil" in p.read_text(errors="replace") for p in cron_dir.rglob("*") if p.is_file()
+    )
 
 
 def test_unattended_admin_command_is_refused_even_with_approvals_off(

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from herald.cli.common import fail, profile_of
+from herald.cli.common import fail, profile_of, refuse_from_tool_call
 
 PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "local")
 KEY_NAMES = {
@@ -54,6 +54,7 @@ def setup(
         write_raw,
     )
 
+    refuse_from_tool_call("herald setup")
     try:
         home = resolve_home(profile_of(ctx))
     except ProfileNameError as exc:
