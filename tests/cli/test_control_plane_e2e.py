@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from herald.delegation.runner import CHILD_SYSTEM
 from herald.testing.fake_llm import Reply
 
@@ -88,6 +90,7 @@ def test_unattended_turn_cannot_turn_approvals_off_or_mint_a_token(herald_home, 
     assert "no one can approve" in results[-1]
 
 
+@pytest.mark.slow
 def test_a_sub_agent_cannot_schedule_a_job_from_the_terminal(herald_home, fake_llm, tmp_path):
     work = tmp_path / "work"
     work.mkdir()

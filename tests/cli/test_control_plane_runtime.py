@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from herald.environments import TOOL_CALL_MARKER, build_child_env, started_by_tool_call
 from herald.testing.fake_llm import Reply
 
@@ -32,6 +34,7 @@ def test_every_tool_command_environment_carries_the_marker_and_cannot_drop_it():
     assert not started_by_tool_call({}, proc=Path("/nonexistent"))
 
 
+@pytest.mark.slow
 def test_posture_commands_refuse_a_tool_call_and_serve_the_owner(herald_home, tmp_path):
     config = herald_home / "config.yaml"
     before = config.read_bytes()
