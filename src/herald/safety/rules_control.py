@@ -65,10 +65,26 @@ _MUTATORS = frozenset({"touch", "mkdir", "rmdir", "chmod", "chown", "chgrp", "ch
                        "ed", "ex", "micro", "joe", "mcedit", "sqlite3", "sqlite", "litecli",
                        "duckdb", "git", "mkfifo",
                        "install", "mktemp", "dd", "setfattr", "restorecon", "utime"})  # fmt: skip
+# Commands known to only read their operands (or whose writes `write_targets` already
+# names). Any other command given a control path is taken to change it: an unknown tool
+# (`wget -P DIR`, `yq -i`, `openssl -out`, `npm --prefix`) must not be a side door.
+_READERS = _NAMES_ONLY | frozenset({
+    "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "zgrep", "rg",
+    "ag", "ack", "jq", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum",
+    "b2sum", "cksum", "strings", "od", "xxd", "hexdump", "bat", "batcat", "view", "nl",
+    "sort", "uniq", "cut", "tac", "column", "awk", "gawk", "mawk", "base64", "source",
+    ".", "yamllint", "find", "cp", "scp", "rsync", "tar", "bsdtar", "zip", "7z", "7za",
+    "mv", "rm", "unlink", "srm", "shred", "tee", "sponge", "truncate", "sed", "perl",
+    "ruby", "gzip", "zcat", "xargs", "env", "sudo", "kill", "pgrep", "pkill", "lsof",
+    "fuser", "inotifywait", "watch", "stat", "unzip", "sqlite3", "sqlite", "litecli",
+    "duckdb", "python", "python3", "node", "bash", "sh", "zsh", "dash",
+})  # fmt: skip
 _SQLITES = frozenset({"sqlite3", "sqlite", "litecli", "duckdb"})
 _READ_SQL_RE = re.compile(r"\s*(?:select\b|pragma\s+\w+\s*;?\s*$|explain\b|\.(?:tables|schema|headers|mode|indexes|dump)\b)", re.I)  # fmt: skip
 _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "tar", "bsdtar", "zip", "7z", "7za", "rsync"})
 _MAYBE_RECURSIVE = frozenset({"grep", "egrep", "fgrep", "cp", "scp", "find", "zgrep"})
+_GIT_READS = frozenset({"log", "show", "diff", "status", "blame", "grep", "ls-files",
+                        "cat-file", "rev-parse", "describe", "shortlog"})  # fmt: skip
 _FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fls",
                            "-fprintf", "-fprint0"})  # fmt: skip
 
@@ -316,16 +332,17 @@ def rule_control_paths(inv: Invocation, ctx: Context) -> None:
     name = inv.name
     operands = _operand_paths(inv)
     mutating = name in _MUTATORS and not (name in _SQLITES and _sqlite_read_only(inv))
-    if name == "git":  # git -C ~/.herald … / git --git-dir: a repository in the home
-        mutating = any(a in ("-C", "--git-dir", "--work-tree") for a in inv.args)
+    if name == "git":  # a repository in the home, or a clone / checkout into it
+        mutating = bool(inv.args) and not set(inv.args) & _GIT_READS
+    reader = name in _READERS or _INTERPRETER_RE.fullmatch(name) is not None or name == "git"
     for path in operands:
         found = cp.classify_path(ctx.resolve(path), ctx.env)
         if found is None:
             continue
-        if mutating:
-            _path_finding(found, "changes", inv.segment, ctx)
-        elif found.area == "secret" and name not in _NAMES_ONLY:
+        if found.area == "secret" and not mutating and name not in _NAMES_ONLY:
             _secret_read(found, inv.segment, ctx)
+        elif mutating or not reader:
+            _path_finding(found, "changes", inv.segment, ctx)
     if (name in _ALWAYS_RECURSIVE or name in _MAYBE_RECURSIVE) and _recursive(inv):
         for path in operands:
             resolved = ctx.resolve(path)
