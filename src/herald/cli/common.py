@@ -50,7 +50,7 @@ def refuse_from_tool_call(command: str) -> None:
     (a script the model wrote and ran): the control plane is the owner's (DESIGN.md
     invariant 16). The command checker refuses the direct spellings; this catches
     what it cannot see. `command` is what the owner would type."""
-    from herald.environments.tool_marker import started_by_tool_call
+    from herald.environments import started_by_tool_call
 
     if started_by_tool_call():
         fail(

@@ -55,7 +55,7 @@ def set_key(
 ) -> None:
     """Set one key; the whole file is validated before it is written."""
     from herald.config import ConfigError, set_value
-    from herald.safety.control_plane import is_posture_key
+    from herald.safety import is_posture_key
 
     if is_posture_key(key):
         refuse_from_tool_call(f"herald config set {key} {shlex.quote(value)}")

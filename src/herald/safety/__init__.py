@@ -57,7 +57,12 @@ from herald.safety.commands import (
     check_command,
     save_blocked_script,
 )
-from herald.safety.control_plane import CONTROL_RULES, classify_path, secret_read_refusal
+from herald.safety.control_plane import (
+    CONTROL_RULES,
+    classify_path,
+    is_posture_key,
+    secret_read_refusal,
+)
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
 from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
 from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
@@ -88,6 +93,7 @@ __all__ = [
     "clear_secret_values",
     "decide",
     "deny_glob_match",
+    "is_posture_key",
     "make_allow_pattern",
     "parse_judge_answer",
     "pattern_matches",
