@@ -245,6 +245,8 @@ ROWS: list[tuple[str, str, str]] = [
     ("echo herald", OK, "allow"),
     ("echo herald config set approvals.mode off", OK, "allow"),
     ("git config set user.name me", OK, "allow"),
+    ("git config edit", OK, "allow"),
+    ("npm config set model x", OK, "allow"),
     ("pip show herald", OK, "allow"),
     ("pip install requests", OK, "allow"),
     ("ls ~/.herald", OK, "allow"),

@@ -55,6 +55,10 @@ _LAUNCHER_VALUES = frozenset({"--from", "--with", "--python", "-p", "--spec", "-
                               "--name", "--prefix", "--project", "--directory", "-e", "--env",
                               "--group", "--extra", "--package", "--pip-args", "-i"})  # fmt: skip
 
+# Well-known programs with `config set`/`config edit`/`cron add` of their own.
+_OTHER_CLIS = frozenset({"git", "npm", "pnpm", "yarn", "poetry", "pip", "pip3", "conda",
+                         "gh", "glab", "docker", "kubectl", "gcloud", "az", "aws", "helm",
+                         "cargo", "go", "uv", "pdm", "hatch", "composer"})  # fmt: skip
 # Commands that only name a path (never print its contents).
 _NAMES_ONLY = frozenset({"ls", "stat", "test", "[", "[[", "file", "realpath", "readlink",
                          "dirname", "basename", "echo", "printf", "du", "wc", "which", "type",
@@ -206,7 +210,11 @@ def _herald_args(inv: Invocation) -> list[str] | None:
         if found and (found[0] == "herald" or found[0].startswith("herald.")):
             return found[1]
         return None
-    if inv.name not in _LAUNCHERS and cp.looks_like_herald(inv.args):
+    if (
+        inv.name not in _LAUNCHERS
+        and inv.name not in _OTHER_CLIS
+        and cp.looks_like_herald(inv.args)
+    ):
         return inv.args  # an alias, symlink or copy of Herald's entry script
     return None
 
