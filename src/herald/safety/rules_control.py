@@ -23,6 +23,7 @@ import re
 import herald.safety.control_plane as cp
 from herald.safety.carriers import stdin_of
 from herald.safety.invocation import Context, Invocation
+from herald.safety.paths import canonical
 from herald.safety.rules_workflow import is_file_write, write_targets
 from herald.safety.shell_ast import SimpleCommand, Word
 
@@ -55,6 +56,9 @@ _LAUNCHER_VALUES = frozenset({"--from", "--with", "--python", "-p", "--spec", "-
                               "--name", "--prefix", "--project", "--directory", "-e", "--env",
                               "--group", "--extra", "--package", "--pip-args", "-i"})  # fmt: skip
 
+_DEFERRED_RUNNERS = frozenset({"tmux", "screen", "parallel", "dtach", "abduco", "byobu",
+                               "zellij", "expect", "sem"})  # fmt: skip
+_CONTAINER_RUNNERS = frozenset({"docker", "podman", "nerdctl", "finch"})
 # Well-known programs with `config set`/`config edit`/`cron add` of their own.
 _OTHER_CLIS = frozenset({"git", "npm", "pnpm", "yarn", "poetry", "pip", "pip3", "conda",
                          "gh", "glab", "docker", "kubectl", "gcloud", "az", "aws", "helm",
@@ -380,10 +384,61 @@ def check_control_redirects(cmd: SimpleCommand, ctx: Context) -> None:
                 _secret_read(found, cmd.source, ctx)
 
 
+def _mount_sources(args: list[str]) -> list[str]:
+    out: list[str] = []
+    for i, a in enumerate(args):
+        value = None
+        if a in ("-v", "--volume", "--mount") and i + 1 < len(args):
+            value = args[i + 1]
+        elif a.startswith(("--volume=", "--mount=")):
+            value = a.split("=", 1)[1]
+        elif a.startswith("-v") and len(a) > 2:
+            value = a[2:]
+        if value is None:
+            continue
+        if "source=" in value or "src=" in value:
+            for part in value.split(","):
+                key, _, v = part.partition("=")
+                if key in ("source", "src"):
+                    out.append(v)
+        else:
+            out.append(value.split(":", 1)[0])
+    return out
+
+
+def rule_deferred(inv: Invocation, ctx: Context) -> None:
+    """Programs that run a command later or elsewhere, where the checker cannot follow:
+    a terminal multiplexer, GNU parallel, a crontab fed from this command, a container
+    with Herald's home (or a directory holding it) mounted."""
+    name = inv.name
+    if name in _DEFERRED_RUNNERS and any(cp.HERALD_MENTION_RE.search(a) for a in inv.args):
+        ctx.hardline(
+            cp.CODE, f"runs Herald through {name}, out of the checker's sight", inv.segment
+        )
+    elif name == "crontab" and any(cp.HERALD_MENTION_RE.search(s) for s in ctx.segments):
+        ctx.hardline(cp.CODE, "schedules Herald's commands in a crontab", inv.segment)
+    elif name in _CONTAINER_RUNNERS:
+        for source in _mount_sources(inv.args):
+            resolved = canonical(ctx.resolve(source), ctx.env)
+            if not resolved.startswith("/"):
+                continue
+            inside = cp.classify_path(resolved, ctx.env) is not None
+            above = any(h == resolved or h.startswith(resolved.rstrip("/") + "/")
+                        for h in cp.control_homes(ctx.env))  # fmt: skip
+            if inside or above:
+                ctx.hardline(
+                    cp.FILE_WRITE,
+                    f"mounts {source} into a container, Herald's control files with it",
+                    inv.segment,
+                )
+                return
+
+
 def rule_control(inv: Invocation, ctx: Context) -> None:
     """Every control-plane rule for one invocation (see the module docstring)."""
     rule_herald_admin(inv, ctx)
     rule_control_paths(inv, ctx)
+    rule_deferred(inv, ctx)
 
 
 __all__ = ["check_control_redirects", "judge_control_write", "rule_control"]
