@@ -12,7 +12,12 @@ here as the real command) and on every redirect:
 * writes, deletes, moves, links and mode changes of control files, Herald's
   code, and ``memories/``/``skills/`` (which have their own scanning tools);
 * reads of Herald's secrets, directly or by recursive readers of its home;
-* ``pip install``/``uninstall`` of Herald and inline code that names Herald.
+* ``pip install``/``uninstall`` of Herald and inline code that names Herald;
+* Herald run later or elsewhere (tmux, screen, parallel, a crontab fed from the
+  command) and containers with Herald's home, or a directory holding it, mounted.
+
+Any command not known to only read its operands is taken to change a control path it
+is given (an unknown tool must not be a side door).
 """
 
 from __future__ import annotations
