@@ -67,7 +67,7 @@ FAMILIES = [
     ("systemctl --user restart herald-gateway.service", GATEWAY),
     ("launchctl kickstart -k gui/501/ai.herald.gateway", GATEWAY),
     ("service herald restart", GATEWAY),
-    ("herald gateway restart", GATEWAY),
+    ("herald gateway restart", "control.admin"),  # Herald's own admin command: owner-only
     # containers and clusters
     ("docker rm -f web", CONTAINERS),
     ("docker rm --force web db", CONTAINERS),

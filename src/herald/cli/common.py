@@ -45,6 +45,21 @@ def err_console() -> Console:
     return _err_console
 
 
+def refuse_from_tool_call(command: str) -> None:
+    """Refuse a posture change started, however indirectly, by an agent's tool call
+    (a script the model wrote and ran): the control plane is the owner's (DESIGN.md
+    invariant 16). The command checker refuses the direct spellings; this catches
+    what it cannot see. `command` is what the owner would type."""
+    from herald.environments import started_by_tool_call
+
+    if started_by_tool_call():
+        fail(
+            "refused: this changes Herald's security posture and was started by an agent's "
+            f"tool call [control.posture_change]. Only the owner may do that: run `{command}` "
+            "yourself in your own terminal."
+        )
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     from rich.text import Text
 

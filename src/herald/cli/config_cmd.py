@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from herald.cli.common import fail, profile_of, write_stdout
+from herald.cli.common import fail, profile_of, refuse_from_tool_call, write_stdout
 
 app = typer.Typer(help="Show and change config.yaml.", no_args_is_help=True)
 
@@ -55,7 +55,10 @@ def set_key(
 ) -> None:
     """Set one key; the whole file is validated before it is written."""
     from herald.config import ConfigError, set_value
+    from herald.safety import is_posture_key
 
+    if is_posture_key(key):
+        refuse_from_tool_call(f"herald config set {key} {shlex.quote(value)}")
     home = _home(ctx)
     try:
         set_value(home.config_path, key, value)
@@ -69,6 +72,7 @@ def edit(ctx: typer.Context) -> None:
     """Open config.yaml in $VISUAL / $EDITOR, then validate it."""
     from herald.config import ConfigError, load_config
 
+    refuse_from_tool_call("herald config edit")
     home = _home(ctx)
     if not home.config_path.exists():
         home.config_path.write_text(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from herald.cli.common import fail, load, write_stdout
+from herald.cli.common import fail, load, refuse_from_tool_call, write_stdout
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -79,6 +79,7 @@ def approve(
     """Let the user who received CODE talk to Herald."""
     from herald.gateway.pairing import PairingError
 
+    refuse_from_tool_call(f"herald pairing approve {code}")
     try:
         user = approve_code(load(ctx), code)
     except PairingError as exc:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from herald.cli.common import fail, load, write_stdout
+from herald.cli.common import fail, load, refuse_from_tool_call, write_stdout
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -153,6 +153,7 @@ def _edit_plugins_config(settings: Settings, change: Any) -> None:
 @app.command("enable")
 def enable(ctx: typer.Context, name: Annotated[str, typer.Argument(help="plugin name")]) -> None:
     """Load NAME from now on (adds it to plugins.enabled)."""
+    refuse_from_tool_call(f"herald plugins enable {name}")
     settings = load(ctx)
     if name not in _found(settings):
         fail(f"no plugin named {name!r}; `herald plugins list` shows the ones found")
@@ -236,6 +237,7 @@ def new(
     """Write a working plugin skeleton (a tool, a hook and a test) to start from."""
     from herald.plugins.skeleton import write_skeleton
 
+    refuse_from_tool_call(f"herald plugins new {name}")
     settings = load(ctx)
     try:
         path = write_skeleton(settings.home.plugins_dir, name)

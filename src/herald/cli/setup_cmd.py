@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from herald.cli.common import fail, profile_of
+from herald.cli.common import fail, profile_of, refuse_from_tool_call
 from herald.config.secrets import write_env_value
 
 PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "local")
@@ -39,6 +39,7 @@ def setup(
         write_raw,
     )
 
+    refuse_from_tool_call("herald setup")
     try:
         home = resolve_home(profile_of(ctx))
     except ProfileNameError as exc:

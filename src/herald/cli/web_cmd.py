@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from herald.cli.common import load, write_stdout
+from herald.cli.common import load, refuse_from_tool_call, write_stdout
 
 app = typer.Typer(help="The web chat and dashboard (gateway.platforms.web).", no_args_is_help=True)
 
@@ -15,6 +15,7 @@ def token(ctx: typer.Context) -> None:
     is stored."""
     from herald.gateway.web import create_token, token_path
 
+    refuse_from_tool_call("herald web token")
     settings = load(ctx)
     value = create_token(settings.home.root)
     web = settings.config.gateway.platforms.web

@@ -261,6 +261,7 @@ class Delegation:
                 enabled_tools=tuple(parent_tools),
                 max_iterations=self.settings.max_iterations,
                 parent_session_id=self.parent_session_id,
+                delegated=True,
                 seed=self._seed,
                 # an unattended parent's allow patterns hold for its children too
                 unattended_allow=ctx.unattended_allow,
@@ -274,6 +275,7 @@ class Delegation:
                 toolset=CHILD_TOOLSET if task.toolsets else self.settings.toolset,
                 max_iterations=self.settings.max_iterations,
                 parent_session_id=self.parent_session_id,
+                delegated=True,
                 caller_system=CHILD_SYSTEM,
                 # an unattended parent's allow patterns hold for its children too
                 unattended_allow=ctx.unattended_allow,

@@ -111,6 +111,7 @@ class Agent(RuntimeParts):
             unattended_allow=tuple(options.unattended_allow),
             unattended_hint=options.unattended_hint,
             origin=options.origin,
+            delegated=options.delegated,
         )
         from herald.plugins import plugins_for
 

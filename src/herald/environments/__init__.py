@@ -39,8 +39,10 @@ from herald.environments.local import LocalEnvironment
 from herald.environments.processes import pid_alive
 from herald.environments.sandbox_spec import Mount, SandboxSpec
 from herald.environments.ssh import SshEnvironment
+from herald.environments.tool_marker import TOOL_CALL_MARKER, started_by_tool_call
 
 __all__ = [
+    "TOOL_CALL_MARKER",
     "ActivityCallback",
     "BackgroundProcess",
     "BwrapEnvironment",
@@ -60,4 +62,5 @@ __all__ = [
     "explain_terminal",
     "pid_alive",
     "scrub_secrets",
+    "started_by_tool_call",
 ]

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 
 from herald.config import Secrets
+from herald.environments.tool_marker import TOOL_CALL_MARKER
 
 # Commands run without a human at the keyboard: never wait in a pager or for a
 # git credential prompt. Callers may override these through `env`.
@@ -48,8 +49,11 @@ def build_child_env(
     *,
     base: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The full environment for a local child process."""
+    """The full environment for a local child process. It always carries the
+    tool-call marker, set last so no caller's `extra` removes it (see
+    :mod:`herald.environments.tool_marker`)."""
     child = scrub_secrets(os.environ if base is None else base, secrets)
     child.update(NON_INTERACTIVE_DEFAULTS)
     child.update(check_env_names(extra))
+    child[TOOL_CALL_MARKER] = "1"
     return child

@@ -26,7 +26,11 @@ registered with `register_secret_values`), and `scan_text` is the one
 injection scanner for memory, context files, cron prompts, skills and
 webhooks. `strip_structure_tags` removes role tags, tool-call markup and
 chat-template tokens from untrusted text (tool errors) before a model reads
-it.
+it. Herald's control plane (its config, secrets, tokens, pairing, plugins, code and
+admin commands; DESIGN.md invariant 16) is defined once in herald.safety.control_plane:
+its ``control.*`` rules make posture changes, control-file writes and secret reads
+hard-line and admin commands owner-only (`classify_path`, `secret_read_refusal`
+for the file tools).
 """
 
 from herald.safety.approval import (
@@ -56,6 +60,12 @@ from herald.safety.commands import (
     check_command,
     save_blocked_script,
 )
+from herald.safety.control_plane import (
+    CONTROL_RULES,
+    classify_path,
+    is_posture_key,
+    secret_read_refusal,
+)
 from herald.safety.host_executed import HOST_EXECUTED_PATHS, HostExecuted, host_executed_target
 from herald.safety.read_only import (
     READ_ONLY_COMMANDS,
@@ -70,6 +80,7 @@ from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResul
 from herald.safety.structure_tags import strip_structure_tags
 
 __all__ = [
+    "CONTROL_RULES",
     "HOST_EXECUTED_PATHS",
     "HUMAN_CHOICES",
     "PARSER_LIMITS_RULE",
@@ -95,10 +106,12 @@ __all__ = [
     "build_prompt",
     "check_command",
     "check_read_only",
+    "classify_path",
     "clear_secret_values",
     "decide",
     "deny_glob_match",
     "host_executed_target",
+    "is_posture_key",
     "is_read_only",
     "make_allow_pattern",
     "parse_judge_answer",
@@ -110,6 +123,7 @@ __all__ = [
     "sandbox_relaxation",
     "save_blocked_script",
     "scan_text",
+    "secret_read_refusal",
     "strip_structure_tags",
     "unattended_default",
 ]

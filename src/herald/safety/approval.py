@@ -5,7 +5,13 @@ Order of precedence (first match decides):
 1. a user ``approvals.deny`` glob matches the command or any part of it -> deny
    (nothing overrides a deny glob);
 2. the verdict is ``hardline`` -> deny (no mode, pattern or answer lifts it);
-2b. no human is present (an unattended turn) and the scenario has not opted out
+2b. the verdict is owner-only (a Herald admin command, ``control.admin`` /
+   ``control.nested_agent``): under delegation or with no human -> deny, else
+   ``ask_human`` with the choices once/deny. Nothing below applies to it:
+   ``approvals.mode: off``, session and always-allow patterns, the smart judge
+   and an unattended ``allow`` default cannot lift it, so a model that turned
+   approvals off could not then administer Herald (invariant 16);
+2c. no human is present (an unattended turn) and the scenario has not opted out
    (``approvals.unattended[scenario]`` / ``unattended_default`` not ``allow``): the
    unattended allowlist decides, and nothing below applies (see `unattended_decision`);
 3. the verdict is ``allow`` -> allow;
@@ -104,8 +110,8 @@ class ApprovalPrompt:
 class ApprovalDecision:
     outcome: Outcome
     reason: str
-    # deny_glob | hardline | safe | sandbox | mode_off | session | always | judge | human
-    # | timeout | unattended | read_only | unattended_allow
+    # deny_glob | hardline | control | safe | sandbox | mode_off | session | always | judge
+    # | human | timeout | unattended | read_only | unattended_allow
     source: str
     verdict: CommandVerdict
     prompt: ApprovalPrompt | None = None
@@ -139,6 +145,8 @@ def make_allow_pattern(command: str, *, env: Mapping[str, str] | None = None) ->
     or hard-line command, which can only be approved once."""
     analysis = analyze_command(command, env=env)
     if analysis.compound or analysis.verdict.is_hardline or not analysis.normalized.strip():
+        return None
+    if analysis.verdict.owner_only:  # the owner's admin commands are approved once
         return None
     return _escape_glob(_collapse(analysis.normalized))
 
@@ -353,12 +361,14 @@ def decide(
     sandbox: SandboxScope | None = None,
     unattended_allow: Iterable[str] = (),
     allowlist: bool = True,
+    delegated: bool = False,
 ) -> ApprovalDecision:
     """Apply the precedence in the module docstring to one command. `sandbox` is
     the running sandbox when ``approvals.sandboxed`` is relaxed (None otherwise).
     `unattended_allow` are the patterns an unattended turn may run beyond the known
     read-only commands; `allowlist=False` (file-tool writes) leaves the unattended
-    allowlist out, so only the safety rules judge."""
+    allowlist out, so only the safety rules judge. `delegated` says the command comes
+    from a sub-agent's turn."""
     analysis = analyze_command(command, env=env)
     verdict = verdict or analysis.verdict
     glob = deny_glob_match(deny_globs, command, analysis)
@@ -368,6 +378,8 @@ def decide(
         )
     if verdict.is_hardline:
         return ApprovalDecision("deny", f"refused: {verdict.description}", "hardline", verdict)
+    if verdict.owner_only:
+        return _decide_owner_only(command, verdict, has_human=has_human, delegated=delegated)
     if not has_human and allowlist and scenario_default != "allow":
         return unattended_decision(command, analysis, verdict, unattended_allow, env)
     if verdict.allowed:
@@ -425,6 +437,29 @@ def decide(
     )
 
 
+def _decide_owner_only(
+    command: str, verdict: CommandVerdict, *, has_human: bool, delegated: bool
+) -> ApprovalDecision:
+    """Step 2b: a Herald admin command is the owner's; only a present human decides."""
+    if delegated:
+        return ApprovalDecision(
+            "deny",
+            f"{verdict.description}; a sub-agent may not run Herald's admin commands",
+            "control",
+            verdict,
+        )
+    if not has_human:
+        return ApprovalDecision(
+            "deny",
+            f"needs the owner's approval ({verdict.description}) and no approver is present",
+            "unattended",
+            verdict,
+        )
+    return ApprovalDecision(
+        "ask_human", verdict.description, "human", verdict, prompt=build_prompt(command, verdict)
+    )
+
+
 def resolve_choice(
     command: str,
     choice: str | None,
@@ -444,7 +479,7 @@ def resolve_choice(
         )
     answer = choice.strip().lower()
     if answer in ("once", "session", "always"):
-        if answer == "once":
+        if answer == "once" or verdict.owner_only:  # an admin command is allowed once only
             return ApprovalDecision("allow", "approved once", "human", verdict)
         pattern = make_allow_pattern(command, env=env)
         if pattern is None:
@@ -481,6 +516,7 @@ class ApprovalPolicy:
     scenario: str = "interactive"
     session_patterns: set[str] = field(default_factory=set)
     sandbox: SandboxScope | None = None  # the running sandbox, if the session has one
+    delegated: bool = False  # a sub-agent's session: Herald's admin commands are refused
 
     @property
     def timeout_seconds(self) -> float:
@@ -512,6 +548,7 @@ class ApprovalPolicy:
             sandbox=self.sandbox if self.config.sandboxed == "relaxed" else None,
             unattended_allow=[*self.config.unattended_allow, *unattended_allow],
             allowlist=allowlist,
+            delegated=self.delegated,
         )
 
     def record_choice(

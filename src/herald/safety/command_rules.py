@@ -15,10 +15,12 @@ from collections.abc import Callable
 from types import MappingProxyType
 
 from herald.safety.carriers import check_carriers, script_output, unwrap
+from herald.safety.control_plane import CONTROL_RULES
 from herald.safety.host_executed import HOST_EXECUTED_RULE, rule_git_local
 from herald.safety.invocation import Context, Invocation
 from herald.safety.long_options import BY_COMMAND, GIT_SUBCOMMANDS, expand_all
 from herald.safety.option_carriers import variable_payloads
+from herald.safety.rules_control import check_control_redirects, rule_control
 from herald.safety.rules_destructive import (
     is_mkfs,
     rule_cd,
@@ -104,6 +106,7 @@ RULE_CATALOGUE: MappingProxyType[str, tuple[str, str]] = MappingProxyType({
     "dangerous.world_writable": ("approval", "chmod making system files world-writable or setuid, chmod -R 777"),
     "dangerous.firewall": ("approval", "flushing or disabling the firewall (iptables -F, nft flush ruleset, ufw disable)"),
     HOST_EXECUTED_RULE: ("approval", "writing a project file the host runs later (.git/hooks, .git/config, .envrc, .herald/, .vscode/, .idea/ …) or git config keys that run programs"),
+    **CONTROL_RULES,  # control.*: Herald's control plane (herald.safety.control_plane)
 })  # fmt: skip
 
 _SHUTDOWN = (rule_shutdown,)
@@ -235,6 +238,7 @@ def check_invocation(inv: Invocation, ctx: Context) -> None:
     if inv.words[0].text.startswith(("/etc/init.d/", "/etc/rc.d/")):
         rule_initd_script(inv, ctx)
     rule_writes(inv, ctx)
+    rule_control(inv, ctx)
     check_carriers(inv, ctx)
 
 
@@ -278,6 +282,7 @@ def _check_dynamic_head(inv: Invocation, ctx: Context) -> None:
 def check_simple_command(cmd: SimpleCommand, ctx: Context) -> None:
     ctx.segments.append(cmd.source)
     check_redirects(cmd, ctx)
+    check_control_redirects(cmd, ctx)
     _check_assignments(cmd, ctx)
     inv = unwrap(cmd, ctx)
     if inv is None:

@@ -33,6 +33,7 @@ from typing import Literal
 
 from herald.config.home import HeraldHome
 from herald.safety.command_rules import check_invocation, check_script
+from herald.safety.control_plane import OWNER_APPROVAL_RULES
 from herald.safety.invocation import Context, Hit
 from herald.safety.normalize import normalize_command
 from herald.safety.rules_workflow import is_file_write
@@ -78,6 +79,12 @@ class CommandVerdict:
     def allowed(self) -> bool:
         return self.level == "allow"
 
+    @property
+    def owner_only(self) -> bool:
+        """Needs approval for a Herald admin command (a ``control.*`` rule): only a
+        present human may allow it, once; mode off, patterns and the judge cannot."""
+        return self.level == "approval" and any(r in OWNER_APPROVAL_RULES for r in self.rules)
+
 
 ALLOW_VERDICT = CommandVerdict("allow", "allow", "no safety rule matched")
 
@@ -106,7 +113,12 @@ def _parser_limit(reason: str) -> CommandAnalysis:
 def _verdict(hits: list[Hit]) -> CommandVerdict:
     if not hits:
         return ALLOW_VERDICT
-    decisive = next((h for h in hits if h.level == "hardline"), hits[0])
+    # a hard-line finding first, then an owner-only (control.*) one: the prompt
+    # and refusal must name what makes the command non-liftable
+    decisive = next(
+        (h for h in hits if h.level == "hardline"),
+        next((h for h in hits if h.rule in OWNER_APPROVAL_RULES), hits[0]),
+    )
     rules = tuple(dict.fromkeys([decisive.rule, *(h.rule for h in hits)]))
     description = decisive.description
     return CommandVerdict(decisive.level, decisive.rule, description, decisive.segment, rules)

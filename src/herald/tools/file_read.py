@@ -13,6 +13,7 @@ from pydantic import Field
 
 from herald.tools.declare import tool
 from herald.tools.file_common import read_text, require_environment, resolve_path, split_lines
+from herald.tools.read_gate import gate_read
 from herald.tools.registry import ToolArgumentError, ToolContext
 
 DEFAULT_LIMIT = 400
@@ -65,6 +66,7 @@ def read_file(
     # None for offset/limit is what a model that fills every field sends: the default.
     env = require_environment(ctx)
     target = resolve_path(env, path)
+    gate_read(target, ctx, env)  # Herald's secrets are never a tool's to read
     shown = path.strip()
     offset = offset or 1
     limit = min(limit or DEFAULT_LIMIT, MAX_LIMIT)

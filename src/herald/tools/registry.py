@@ -109,6 +109,9 @@ class ToolContext:
     # Filled per turn by the engine: the checkpoint step `dispatch` runs before a call
     # that may change files (herald.checkpoints); None = no checkpoints (tests, MCP).
     checkpoint: ChangeGuard | None = None
+    # A delegated sub-agent's context (herald.delegation): Herald's admin commands and
+    # nested agents are refused from it, whoever would approve them.
+    delegated: bool = False
 
     def own(self, kind: type[S]) -> S:
         """This agent's instance of `kind`, a tool's private per-agent state (its class

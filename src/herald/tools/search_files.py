@@ -21,6 +21,7 @@ from herald.tools.file_search import (
     rg_available,
     rg_search,
 )
+from herald.tools.read_gate import gate_read, secret_refusal
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
 MAX_MATCHES = 200
@@ -117,7 +118,16 @@ def search_files(
     root = resolve_path(env, raw_path) if raw_path else env.cwd
     where = raw_path or "the working directory"
     stat_existing(env, root, where)
+    gate_read(root, ctx, env)
     outcome = run_search(ctx, root, mode, pattern, glob or None)
+    if mode == "content":  # names are fine; the lines of Herald's secret files are not
+        hidden = [m for m in outcome.matches if secret_refusal(m.path, ctx, env) is not None]
+        if hidden:
+            outcome.matches = [m for m in outcome.matches if m not in hidden]
+            outcome.notes.append(
+                f"{len(hidden)} match{'es' * (len(hidden) != 1)} in Herald's secret files "
+                "hidden [control.secret_read]"
+            )
     return format_outcome(ctx, outcome, mode, pattern, where)
 
 

@@ -210,6 +210,11 @@ def _refusal(decision: ApprovalDecision, surface: str) -> str:
         )
     if decision.source == "judge":
         return f"Not run: {decision.reason}. {_NO_RETRY}."
+    if decision.source == "control":
+        return (
+            f"Refused: {decision.reason} [{verdict.rule}]. {_NO_RETRY}; report back to the "
+            "agent that delegated this task instead."
+        )
     return (
         f"The user denied this command ({what}); it was not run. "
         f"{_NO_RETRY}; ask the user what to do instead."
@@ -243,6 +248,7 @@ def gate_command(
         scenario=ctx.surface,
         session_patterns=session_patterns,
         sandbox=sandbox_scope(environment, ctx.checkpoint),
+        delegated=ctx.delegated,
     )
     decision = policy.evaluate(
         command,

@@ -12,11 +12,11 @@ turn may run (``git status``, ``git diff``) execute what that metadata names
 
 from __future__ import annotations
 
-import os
 import posixpath
 import shlex
 
 from herald.environments import Environment
+from herald.tools.read_gate import real_paths
 from herald.tools.registry import ToolContext
 from herald.tools.terminal_approval import CommandRefused, gate_command
 
@@ -34,23 +34,17 @@ def git_metadata(path: str) -> bool:
 def gate_write(tool: str, path: str, ctx: ToolContext, environment: Environment) -> str:
     """Allow a write of `path` (absolute) or raise CommandRefused; returns a note for the
     model, usually empty."""
-    if ctx.approve is None and git_metadata(path):
+    # A symbolic link is judged by where it points as well: a link to config.yaml
+    # planted in the workdir is still config.yaml, and hooks -> .git/hooks still lands
+    # in the hooks the host runs.
+    paths = real_paths(path, environment)
+    if ctx.approve is None and any(git_metadata(p) for p in paths):
         raise CommandRefused(
             f"Not written: {path} is git metadata, which decides what git commands run; an "
             f"unattended turn ({ctx.surface}) may not change it. Do not retry; write "
             "somewhere else or report what you would need."
         )
-    targets = [path]
-    if environment.name == "local":
-        # A symlink in the project (hooks -> .git/hooks) must not hide where the
-        # bytes land: the rules see the real path as well.
-        real = os.path.realpath(path)
-        if real != path:
-            targets.append(real)
-    if len(targets) == 1:
-        equivalent = f"cat > {shlex.quote(path)}"
-    else:
-        equivalent = "tee " + " ".join(shlex.quote(t) for t in targets) + " >/dev/null"
+    equivalent = "; ".join(f"cat > {shlex.quote(p)}" for p in paths)
     return gate_command(
         equivalent,
         ctx,

@@ -1,0 +1,46 @@
+"""The safety gate for file-tool reads: `read_file` of ``~/.herald/.env`` must be as
+refused as ``cat ~/.herald/.env`` in the terminal (control.secret_read), or the file
+tools would be a way around the command guard. `search_files` hides matches inside
+Herald's secret files instead of refusing a whole search of, say, the home directory.
+
+A symbolic link is judged by where it points too (on the local backend, where that can
+be known): a link planted in the workdir must not turn a secret into an ordinary file.
+"""
+
+from __future__ import annotations
+
+import os
+
+from herald.environments import Environment
+from herald.safety import secret_read_refusal
+from herald.tools.registry import ToolContext
+from herald.tools.terminal_approval import CommandRefused, check_env
+
+
+def real_paths(path: str, environment: Environment) -> list[str]:
+    """`path` and, on the local backend, what it resolves to through symbolic links."""
+    paths = [path]
+    if environment.name == "local":
+        real = os.path.realpath(path)
+        if real != path:
+            paths.append(real)
+    return paths
+
+
+def secret_refusal(path: str, ctx: ToolContext, environment: Environment) -> str | None:
+    env = check_env(ctx, environment, environment.cwd)
+    for candidate in real_paths(path, environment):
+        refusal = secret_read_refusal(candidate, env)
+        if refusal is not None:
+            return refusal
+    return None
+
+
+def gate_read(path: str, ctx: ToolContext, environment: Environment) -> None:
+    """Refuse (CommandRefused) a tool reading one of Herald's secrets."""
+    refusal = secret_refusal(path, ctx, environment)
+    if refusal is not None:
+        raise CommandRefused(refusal)
+
+
+__all__ = ["gate_read", "real_paths", "secret_refusal"]
