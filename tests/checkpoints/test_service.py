@@ -98,3 +98,17 @@ def test_covers_answers_for_the_sessions_workdir_and_never_where_refused(
     assert not turn.covers(["../other"])
     assert not service(tmp_path / "h", user_home).covers(["code"])
     assert not service(tmp_path / "h", project, backend="ssh").covers(["a.txt"])
+
+
+def test_git_failing_after_it_was_found_never_fails_the_call(
+    tmp_path: Path, user_home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """git was on PATH when first asked (the answer is cached), then is not: the
+    snapshot fails with a notice, never an exception into the tool call."""
+    from herald.checkpoints import git_available
+
+    assert git_available()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    turn = service(user_home / ".herald", user_home / "code" / "proj").turn()
+    notice = turn.before_change("terminal", "echo x > f")
+    assert notice is not None and "No checkpoint was taken" in notice

@@ -141,12 +141,15 @@ def test_a_sub_agent_cannot_schedule_a_job_from_the_terminal(herald_home, fake_l
 def test_unattended_admin_command_is_refused_even_with_approvals_off(
     herald_home, fake_llm, tmp_path
 ):
-    """approvals.mode: off set by the owner lifts ordinary approvals, never Herald's own
-    admin commands from a tool call."""
+    """approvals.mode: off and the unattended opt-out (unattended_default: allow), set
+    by the owner, lift ordinary approvals, never Herald's own admin commands from a tool
+    call."""
     work = tmp_path / "work"
     work.mkdir()
     config = herald_home / "config.yaml"
-    config.write_text(config.read_text() + "approvals:\n  mode: 'off'\n")
+    config.write_text(
+        config.read_text() + "approvals:\n  mode: 'off'\n  unattended_default: allow\n"
+    )
     fake_llm.enqueue(
         Reply.tool_call("terminal", {"command": "herald config set model.name other"}),
         Reply.tool_call("terminal", {"command": "python3 -c 'print(6*7)'"}),
@@ -157,4 +160,4 @@ def test_unattended_admin_command_is_refused_even_with_approvals_off(
     assert proc.returncode == 0, proc.stderr
     admin, ordinary = tool_results(fake_llm)
     assert "control.admin" in admin and config.read_bytes() == before
-    assert "42" in json.dumps(ordinary)  # mode off really is off for everything else
+    assert "42" in json.dumps(ordinary)  # the opt-out really is open for everything else

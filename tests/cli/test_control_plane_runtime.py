@@ -77,10 +77,12 @@ def test_unsetting_the_marker_in_a_script_does_not_escape(herald_home, tmp_path)
 def test_a_script_the_model_writes_and_runs_cannot_turn_approvals_off(
     herald_home, fake_llm, tmp_path
 ):
-    """The side door the command checker cannot see: write_file a script, then bash it."""
+    """The side door the command checker cannot see: write_file a script, then bash it
+    (the owner allowed that script unattended, so the runtime backstop is what holds)."""
     work = tmp_path / "work"
     work.mkdir()
     config = herald_home / "config.yaml"
+    config.write_text(config.read_text() + "approvals:\n  unattended_allow: ['bash setup.sh']\n")
     before = config.read_bytes()
     body = f"#!/bin/sh\nunset {TOOL_CALL_MARKER}\n{HERALD} config set approvals.mode off\n"
     fake_llm.enqueue(

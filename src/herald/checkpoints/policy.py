@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from herald.checkpoints.git import GitError
 from herald.checkpoints.scan import DOT_GIT
 from herald.checkpoints.store import CheckpointError, CheckpointStore
 
@@ -52,8 +53,8 @@ def covers(store: CheckpointStore, paths: Iterable[str]) -> bool:
     only reads the newest one."""
     try:
         newest = store.newest()
-    except CheckpointError:
-        return False
+    except (CheckpointError, GitError, OSError):
+        return False  # an answer we cannot get relaxes nothing
     if newest is None:
         return False
     root = store.workdir

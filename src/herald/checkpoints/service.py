@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from herald.checkpoints.git import git_available
+from herald.checkpoints.git import GitError, git_available
 from herald.checkpoints.policy import covers, workdir_refusal
 from herald.checkpoints.scan import Limits
 from herald.checkpoints.store import CheckpointError, CheckpointStore
@@ -114,7 +114,7 @@ class CheckpointService:
             )
         try:
             store.snapshot(tool=tool, detail=detail, turn=turn, session=self._session_id())
-        except (CheckpointError, OSError) as exc:
+        except (CheckpointError, GitError, OSError) as exc:
             log.warning("checkpoint of %s failed: %s", store.workdir, exc)
             return self._once(
                 f"No checkpoint was taken ({exc}). Changes made now cannot be undone "
