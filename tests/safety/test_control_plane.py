@@ -254,7 +254,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("echo herald", OK, "allow"),
     ("echo herald config set approvals.mode off", OK, "allow"),
     ("git config set user.name me", OK, "allow"),
-    ("git config edit", OK, "allow"),
+    ("git config edit", A, "dangerous.host_executed_write"),  # can make git run programs
     ("npm config set model x", OK, "allow"),
     ("docker run -v /home/u/project:/src alpine make", OK, "allow"),
     ("tmux ls", OK, "allow"),
@@ -374,7 +374,8 @@ def test_nothing_but_a_present_human_lifts_an_admin_command(kwargs) -> None:
 
 def test_the_same_kwargs_do_lift_an_ordinary_dangerous_command() -> None:
     # the control for the test above: these settings really do allow other commands
-    assert decide("rm -rf build", env=ENV, mode="off", has_human=False).allowed
+    assert decide("rm -rf build", env=ENV, mode="off", has_human=True).allowed
+    assert decide("rm -rf build", env=ENV, scenario_default="allow", has_human=False).allowed
     assert decide("rm -rf build", env=ENV, always_patterns=["rm -rf build"]).allowed
 
 

@@ -185,9 +185,9 @@ DANGEROUS = [
     ("systemctl --user stop herald-gateway", "dangerous.herald_gateway"),
     ("launchctl unload ~/Library/LaunchAgents/ai.herald.gateway.plist", "dangerous.herald_gateway"),
     # Herald's checkpoints: the undo history is the owner's
-    ("herald checkpoints prune --keep-last 1 --keep-days 0", "dangerous.herald_checkpoints"),
-    ("herald checkpoints restore 3 --clean", "dangerous.herald_checkpoints"),
-    ("herald --profile work checkpoints prune", "dangerous.herald_checkpoints"),
+    ("herald checkpoints prune --keep-last 1 --keep-days 0", "control.admin"),
+    ("herald checkpoints restore 3 --clean", "control.admin"),
+    ("herald --profile work checkpoints prune", "control.admin"),
     # process groups
     ("kill -9 0", "dangerous.kill_process_group"),
     ("kill -TERM -4321", "dangerous.kill_process_group"),

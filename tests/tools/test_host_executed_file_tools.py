@@ -27,7 +27,10 @@ def test_unattended_write_is_refused(tmp_path, target: str) -> None:
     h = harness(tmp_path, approve=None)
     before = (h.work / ".git" / "config").read_text()
     message = h.error("write_file", path=target, content="#!/bin/sh\ntouch /tmp/pwned\n")
-    assert "no one can approve" in message and "host_executed_write" in message
+    # Refused by the host-executed rule, or first by the unattended git-metadata rule.
+    assert ("no one can approve" in message and "host_executed_write" in message) or (
+        "is git metadata" in message and target.startswith(".git/")
+    ), message
     assert (h.work / ".git" / "config").read_text() == before
     if target != ".git/config":
         assert not (h.work / target).exists()
@@ -53,7 +56,7 @@ def test_a_symlink_in_the_project_does_not_hide_the_hooks_dir(tmp_path) -> None:
     h = harness(tmp_path, approve=None)
     os.symlink(h.work / ".git" / "hooks", h.work / "tools")
     message = h.error("write_file", path="tools/post-checkout", content="#!/bin/sh\n")
-    assert "no one can approve" in message
+    assert "no one can approve" in message or "is git metadata" in message, message
     assert not (h.work / ".git" / "hooks" / "post-checkout").exists()
     h.ok("write_file", path="notes.txt", content="fine\n")  # ordinary files stay free
     h.close()

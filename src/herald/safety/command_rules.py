@@ -90,10 +90,6 @@ RULE_CATALOGUE: MappingProxyType[str, tuple[str, str]] = MappingProxyType({
     "dangerous.exfiltration": ("approval", "uploading secret files or the environment (curl -d @.env, scp ~/.ssh/id_rsa host:)"),
     "dangerous.sql_destructive": ("approval", "SQL DROP / TRUNCATE / DELETE without WHERE, FLUSHALL, dropdb"),
     "dangerous.herald_gateway": ("approval", "stopping or killing Herald's own gateway"),
-    "dangerous.herald_checkpoints": (
-        "approval",
-        "pruning or restoring Herald's checkpoints (the undo history of a workdir)",
-    ),
     "dangerous.kill_process_group": ("approval", "signalling a process group or every process of a user"),
     "dangerous.kill_init": ("approval", "signalling PID 1"),
     "dangerous.service_stop": ("approval", "stopping, restarting, disabling or masking services; single-user mode"),

@@ -153,14 +153,8 @@ def rule_herald(inv: Invocation, ctx: Context) -> None:
     args = set(inv.args)
     if "gateway" in args and args & {"stop", "restart", "uninstall", "kill", "down"}:
         ctx.approval("dangerous.herald_gateway", "stops Herald's own gateway", inv.segment)
-    # Pruning drops the checkpoints a later /rollback needs; a restore overwrites the
-    # workdir with an old state. Both are the owner's, never a tool call's.
-    if "checkpoints" in args and args & {"prune", "restore"}:
-        ctx.approval(
-            "dangerous.herald_checkpoints",
-            "prunes or restores Herald's checkpoints (the undo history of this workdir)",
-            inv.segment,
-        )
+    # `herald checkpoints prune|restore` (the undo history) is an admin command like
+    # every other: control.admin (herald.safety.rules_control) decides it.
 
 
 # -- containers, clusters, clouds -----------------------------------------------
