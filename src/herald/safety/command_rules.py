@@ -18,6 +18,14 @@ from herald.safety.carriers import check_carriers, script_output, unwrap
 from herald.safety.invocation import Context, Invocation
 from herald.safety.long_options import BY_COMMAND, GIT_SUBCOMMANDS, expand_all
 from herald.safety.option_carriers import variable_payloads
+from herald.safety.rules_containers import check_root_switchers, rule_container_host, rule_nsenter
+from herald.safety.rules_dataloss import (
+    check_emptying_redirects,
+    rule_copy_move,
+    rule_dd,
+    rule_git_discard,
+    rule_truncate,
+)
 from herald.safety.rules_destructive import (
     is_mkfs,
     rule_cd,
@@ -40,6 +48,21 @@ from herald.safety.rules_destructive import (
     rule_systemctl,
     rule_wipefs,
 )
+from herald.safety.rules_network import (
+    SOCKET_TOOLS,
+    check_socket_redirects,
+    rule_file_servers,
+    rule_socket_tools,
+)
+from herald.safety.rules_persistence import (
+    check_startup_redirects,
+    check_timers,
+    rule_autostart,
+    rule_git_settings,
+    rule_startup_writes,
+)
+from herald.safety.rules_processes import rule_kill_lookup, rule_pattern_kill
+from herald.safety.rules_supply_chain import check_index_variables, rule_package_sources
 from herald.safety.rules_workflow import (
     IPTABLES,
     SQL_CLIENTS,
@@ -98,6 +121,14 @@ RULE_CATALOGUE: MappingProxyType[str, tuple[str, str]] = MappingProxyType({
     "dangerous.dynamic_command": ("approval", "a command name that comes from a variable or substitution whose value is unknown"),
     "dangerous.world_writable": ("approval", "chmod making system files world-writable or setuid, chmod -R 777"),
     "dangerous.firewall": ("approval", "flushing or disabling the firewall (iptables -F, nft flush ruleset, ufw disable)"),
+    "dangerous.remote_shell": ("approval", "a shell or program wired to a network socket (/dev/tcp redirects, socat EXEC:, nc -e, sh -i | nc)"),
+    "dangerous.exposed_files": ("approval", "a file server on every interface serving a home, / or credentials (python -m http.server in ~)"),
+    "dangerous.persistence": ("approval", "code set to run later on its own: git settings git executes, enabled services and agents, timers, start-up files"),
+    "dangerous.system_write": ("approval", "writing into system locations outside /etc (/usr, /bin, /lib, /boot, /var, /private/var, /Library, /sys)"),
+    "dangerous.overwrite": ("approval", "destroying data without rm: truncate, : > file, dd of=, cp /dev/null outside the project, mv onto /dev/null, xargs mv/cp onto one name"),
+    "dangerous.container_host": ("approval", "containers that are root on the host (--privileged, host mounts of / or ~, docker.sock, --pid=host), nsenter, chroot"),
+    "dangerous.untrusted_package": ("approval", "package installs from non-default indexes, URLs, VCS or a download (pip -i http://…, npm install <url>)"),
+    "dangerous.kill_broad": ("approval", "killall, pkill -9 or pkill -f of patterns matching session or system processes or nearly everything"),
 })  # fmt: skip
 
 _SHUTDOWN = (rule_shutdown,)
@@ -185,6 +216,30 @@ for _name in (*IPTABLES, "nft", "ufw", "pfctl", "firewall-cmd", "netsh", "netsh.
     RULES_BY_NAME[_name] = (rule_firewall,)
 
 
+def _add(names: tuple[str, ...] | frozenset[str], *rules: RuleFn) -> None:
+    for name in names:
+        RULES_BY_NAME[name] = (*RULES_BY_NAME.get(name, ()), *rules)
+
+
+_PYTHONS = ("python", "python2", "python3", *(f"python3.{m}" for m in range(6, 16)), "pypy",
+            "pypy3", "py")  # fmt: skip
+_add(SOCKET_TOOLS, rule_socket_tools)
+_add((*_PYTHONS, "php", "busybox", "httpd", "npx", "http-server", "serve"), rule_file_servers)
+_add(("docker", "podman", "nerdctl", "finch"), rule_container_host)
+_add(("nsenter",), rule_nsenter)
+_add((*_PYTHONS, "pip", "pip3", *(f"pip3.{m}" for m in range(6, 16)), "uv", "pipx", "easy_install",
+      "npm", "pnpm", "yarn", "bun", "cnpm", "gem", "cargo", "brew", "conda", "mamba",
+      "micromamba"), rule_package_sources)  # fmt: skip
+_add(("git",), rule_git_settings, rule_git_discard)
+_add(("systemctl", "launchctl", "loginctl", "defaults", "sfltool", "osascript", "schtasks",
+      "schtasks.exe", "reg", "reg.exe", "update-rc.d", "chkconfig", "rc-update"), rule_autostart)  # fmt: skip
+_add(("truncate",), rule_truncate)
+_add(("dd",), rule_dd)
+_add(("cp", "mv"), rule_copy_move)
+_add(("pkill", "killall"), rule_pattern_kill)
+_add(("kill",), rule_kill_lookup)
+
+
 _GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                                 "--config-env", "--super-prefix"})  # fmt: skip
 _DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset", "env"})
@@ -227,6 +282,7 @@ def check_invocation(inv: Invocation, ctx: Context) -> None:
     if inv.words[0].text.startswith(("/etc/init.d/", "/etc/rc.d/")):
         rule_initd_script(inv, ctx)
     rule_writes(inv, ctx)
+    rule_startup_writes(inv, ctx)
     check_carriers(inv, ctx)
 
 
@@ -270,6 +326,12 @@ def _check_dynamic_head(inv: Invocation, ctx: Context) -> None:
 def check_simple_command(cmd: SimpleCommand, ctx: Context) -> None:
     ctx.segments.append(cmd.source)
     check_redirects(cmd, ctx)
+    check_socket_redirects(cmd, ctx)
+    check_startup_redirects(cmd, ctx)
+    check_emptying_redirects(cmd, ctx)
+    check_index_variables(cmd, ctx)
+    check_root_switchers(cmd, ctx)
+    check_timers(cmd, ctx)
     _check_assignments(cmd, ctx)
     inv = unwrap(cmd, ctx)
     if inv is None:
