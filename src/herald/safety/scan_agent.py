@@ -1,0 +1,297 @@
+"""Injection-scanner finders for text aimed at an agent: override and leak
+orders in other words, command-and-control (registering with a controller,
+heartbeats, pulled tasking, self-replicating prompt worms), orders to read a
+secret and send it out, to switch approvals off, to run a dangerous command,
+or to download something and run it; plus `fold`, which undoes leetspeak and
+look-alike letters so the override rules see ``1gn0re`` as ``ignore``.
+
+Every pattern is anchored on a word, has bounded gaps and stays on one line
+or sentence; the table entries live in :mod:`herald.safety.scan_rules`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from itertools import islice
+
+from herald.safety.commands import check_command
+from herald.safety.scan_match import Span, regex
+
+_I = re.I
+
+# -- folding ------------------------------------------------------------------------
+
+# Look-alike letters from Cyrillic and Greek, and leetspeak digits/symbols,
+# mapped one character to one character so spans stay valid.
+_HOMOGLYPHS = str.maketrans(
+    "аеорсухіјѕԁɡӏАВЕКМНОРСТХІЈЅУοαειντκρΑΒΕΗΙΚΜΝΟΡΤΧΥ",
+    "aeopcyxijsdglABEKMHOPCTXIJSYoaeivtkpABEHIKMNOPTXY",
+)
+_LEET = str.maketrans("013457@$!|", "oieastasil")
+# Only words that mix letters with leet characters, or hold a non-ASCII
+# letter, are rewritten; bounded so a long word costs little.
+_WORD_RE = re.compile(
+    r"[^\s.,;:?\"'()\[\]{}<>/\\`]{0,30}?(?:[A-Za-z][013457@$!|]|[013457@$!|][A-Za-z]"
+    r"|[^\x00-\x7f])[^\s.,;:?\"'()\[\]{}<>/\\`]{0,30}"
+)
+_LEET_CHARS = frozenset("013457@$!|")
+
+
+def _fold_word(match: re.Match[str]) -> str:
+    word = match.group()
+    letters = sum(c.isascii() and c.isalpha() for c in word)
+    if letters >= 2 and any(c in _LEET_CHARS for c in word):
+        word = word.translate(_LEET)
+    if not word.isascii() and letters >= 1:
+        word = word.translate(_HOMOGLYPHS)
+    return word
+
+
+def fold(text: str) -> str:
+    """text with leetspeak and look-alike letters inside Latin words mapped to
+    plain letters (same length). Words without a Latin letter, such as
+    Russian text, are left alone."""
+    return _WORD_RE.sub(_fold_word, text)
+
+
+def either(*finders: Callable[[str], Span | None]) -> Callable[[str], Span | None]:
+    def find(text: str) -> Span | None:
+        for finder in finders:
+            span = finder(text)
+            if span is not None:
+                return span
+        return None
+
+    return find
+
+
+# -- overrides in other words --------------------------------------------------------
+
+_QUALIFIER = (
+    r"(?:previous|prior|above|earlier|preceding|former|original|initial|system|safety"
+    r"|developer|your|my)"
+)
+_ORDERS = (
+    r"(?:instructions?|prompts?|rules|directives|directions|guidance|guidelines|guardrails"
+    r"|constraints|restrictions|programming|policies|orders|system\s+message)"
+)
+IGNORE_MORE = (
+    r"\b(?:pay\s+no\s+(?:attention|heed|mind)\s+to|set\s+aside|discard|drop|abandon|neglect"
+    r"|overlook|omit|throw\s+(?:out|away)|cast\s+(?:aside|off)|dismiss|suspend|nullify|scrap"
+    r"|ditch|stop\s+following|no\s+longer\s+follow|disobey|override)\s+(?:(?:all|any|the|of"
+    r"|these|those|every)\s+){0,3}" + _QUALIFIER + r"\s+(?:[\w-]+\s+)?" + _ORDERS + r"\b"
+    r"|\b(?:ignore|disregard|forget|discard|drop|throw\s+(?:out|away)|set\s+aside)\s+"
+    r"(?:(?:all|any|the|of)\s+){0,2}" + _ORDERS + r"\s+you\s+(?:were|have\s+been|had\s+been)\s+"
+    r"(?:given|told|taught|handed)\b"
+)
+REVEAL_MORE = (
+    r"\b(?:reveal|print|show|leak|repeat|output|dump|display|write\s+out|recite|tell\s+me"
+    r"|give\s+me|paste|spell\s+out|type\s+out|echo|list|copy)\s+(?:me\s+|out\s+)?(?:your|the)\s+"
+    r"(?:(?:full|entire|exact|complete|original|hidden|secret|initial|whole)\s+){0,2}"
+    r"(?:system\s+(?:prompt|message)|initial\s+prompt|(?:hidden|secret)\s+(?:prompt|instructions"
+    r"|rules)|(?:instructions|rules|prompt)\s+(?:you\s+(?:were|have\s+been)\s+given|above))\b"
+    r"(?!\s+(?:template|file|docs?|examples?|format|design|section|guide)s?\b)"
+    r"|\b(?:print|output|repeat|write\s+out|copy|echo|dump|reproduce)\s+(?:everything|all(?:\s+the"
+    r"\s+text)?|the\s+(?:text|words))\s+(?:written\s+)?above\b[^.\n]{0,60}?\bstarting\s+with\b"
+    r"|\b(?:everything|all\s+the\s+text)\s+above\s+this\s+line\b[^\n]{0,40}?\bstarting\s+with\b"
+)
+JAILBREAK_MORE = (
+    r"\b(?:respond|reply|answer|operate|act|behave|continue|work|proceed|write|talk|speak)\b"
+    r"[^.\n]{0,30}?\b(?:without|with\s+no|free\s+(?:of|from))\s+(?:(?:any|all|your|the)\s+)?"
+    r"(?:(?:safety|content|ethical|moral)\s+)?(?:filters?|restrictions|guardrails|censorship"
+    r"|limitations|safety\s+(?:rules|checks|measures))\b"
+    r"|\bwith\s+(?:your\s+|the\s+|all\s+)?(?:safety|content)\s+(?:filters?|guardrails|polic(?:y"
+    r"|ies)|checks)\s+(?:disabled|off|removed|turned\s+off|bypassed|lifted)\b"
+    r"|\bas\s+if\s+(?:there\s+(?:were|was|are|is)\s+no|you\s+had\s+no)\s+(?:content\s+|safety\s+)?"
+    r"(?:polic(?:y|ies)|filters?|rules|restrictions|guidelines|guardrails)\b"
+    r"|\bwithout\s+any\s+restrictions\s+or\s+guidelines\b"
+)
+
+# -- command and control ----------------------------------------------------------------
+
+_CONTROLLER = (
+    r"(?:controller|c2|c&c|command(?:[\s-]+and[\s-]+control)?\s+server|control\s+server"
+    r"|handler|botmaster|master\s+server|mothership|team\s*server|operator\s+server)"
+)
+_HOSTISH = (
+    r"(?:https?://|\b\d{1,3}(?:\.\d{1,3}){3}\b|\b(?:[a-z0-9-]{1,63}\.){1,6}(?:com|net|org|io|dev"
+    r"|app|xyz|ru|cn|sh|me|co|info|biz|top|site|online|cloud|ai|tk|cc|pw|link|example|onion"
+    r"|lol|click|zip)\b)"
+)
+C2_REGISTER = (
+    r"\b(?:register|enrol{1,2}|sign\s+up|announce|check\s+in|report\s+in)\s+(?:yourself\s+|itself\s+"
+    r"|this\s+(?:agent|bot|assistant|instance|machine|host|device)\s+|the\s+agent\s+|as\s+an?\s+"
+    r"(?:agent|bot|node|implant|worker)\s+)?(?:with|to|at)\s+(?:the\s+|our\s+|a\s+|my\s+|your\s+)?"
+    + _CONTROLLER
+    + r"\b"
+)
+_INTERVAL = (
+    r"(?:every\s+(?:\d{1,5}\s*(?:s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b|(?:few\s+)?"
+    r"(?:second|minute|hour)s?\b)|\bhourly\b|\bevery\s+\d{1,5}s\b)"
+)
+# Within one sentence: dots are allowed only inside words, hosts and URLs.
+_GAP = r"(?:[^.\n]|\.(?=\S))"
+_SENTENCE_RE = re.compile(r"[^\n]{1,600}?(?:[.!?](?=\s|$)|$)", re.M)
+_HEARTBEAT_VERB_RE = re.compile(
+    r"(?:^|[,;:]\s*)\s*(?:please\s+|then\s+|also\s+|and\s+|now\s+)?(?:send|post|ping|report"
+    r"|beacon|check\s+in|phone\s+home|call\s+home|call\s+back|signal)\b",
+    _I,
+)
+_INTERVAL_RE = re.compile(_INTERVAL, _I)
+_DESTINATION_RE = re.compile(_HOSTISH + r"|\b" + _CONTROLLER + r"\b", _I)
+_STATUS_RE = re.compile(
+    r"\b(?:heartbeats?|status|alive|presence|hostname|uptime|beacon|check\s+in|phone\s+home"
+    r"|call\s+home|call\s+back)\b",
+    _I,
+)
+
+
+def c2_heartbeat(text: str) -> Span | None:
+    """An order (an imperative opening a sentence or clause) to report in on
+    a timer to a host or controller."""
+    for m in islice(_SENTENCE_RE.finditer(text), 2000):
+        sentence = m.group().lstrip()
+        if not _INTERVAL_RE.search(sentence):
+            continue
+        verb = _HEARTBEAT_VERB_RE.search(sentence)
+        if verb is None or (verb.start() > 0 and sentence[verb.start()] not in ",;:"):
+            continue
+        if _DESTINATION_RE.search(sentence) and _STATUS_RE.search(sentence):
+            start = m.end() - len(sentence)
+            return start, m.end()
+    return None
+
+
+C2_TASKING = (
+    r"\b(?:pull|fetch|get|grab|download|retrieve|receive|request|load)\s+(?:(?:your|the|new|next"
+    r"|more|any|pending|latest)\s+){1,3}(?:tasking|orders|commands|instructions|payloads?"
+    r"|missions?)\s+(?:from|at|via|off)\b[^.\n]{0,80}?(?:"
+    + _HOSTISH
+    + r"|\b"
+    + _CONTROLLER
+    + r"\b)"
+    r"|\b(?:pull|fetch|get|grab|retrieve|receive)\s+(?:(?:your|the|new|next|more|any|pending)\s+)"
+    r"{1,3}(?:tasks?|jobs?|work)\s+from\s+(?:the\s+|our\s+)?" + _CONTROLLER + r"\b"
+    r"|\b(?:ask|poll|query|check)\s+(?:"
+    + _HOSTISH
+    + r"\S{0,80}|(?:the\s+)?"
+    + _CONTROLLER
+    + r")\s+for\s+(?:your\s+|the\s+)?(?:next|new|more|pending)\s+(?:tasks?|jobs?|orders?"
+    r"|instructions?|commands?|tasking)\b"
+)
+C2_WORM = (
+    r"\b(?:copy|paste|include|insert|append|add|embed|repeat|replicate|spread|propagate|forward"
+    r"|send|inject|reproduce|prepend)\s+(?:this|these|the\s+(?:above|following))\s+(?:(?:entire"
+    r"|whole|exact|same|full)\s+)?(?:message|prompt|instructions?|text|paragraph|block|note"
+    r"|lines?|payload|content)\b[^.\n]{0,60}?\b(?:every|each|all|any)\s+(?:(?:of\s+)?(?:your"
+    r"|the|other)\s+)?(?:other\s+)?(?:files?|documents?|notes?|repl(?:y|ies)|responses?"
+    r"|messages?|e-?mails?|skills?|memor(?:y|ies)|outputs?|agents?|pages?|commits?|issues?"
+    r"|comments?|conversations?|chats?|prompts?|assistants?|bots?)\b"
+)
+
+# -- reading secrets and sending them ---------------------------------------------------
+
+_SECRET_SOURCE = (
+    r"(?:\.env\b(?!\.(?:example|sample|template|dist))|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|~/\.ssh\b"
+    r"|\.ssh/|\.aws/credentials|\bcredentials?\b|\bapi[\s_-]?keys?\b|\b(?:access\s+)?tokens?\b"
+    r"|\bsecrets?\b|\bpasswords?\b|\b(?:browser\s+)?cookies\b|\bkeychain\b|~/\.herald\b"
+    r"|\.herald/|\bconfig\.yaml\b|\bstate\.db\b|\bauth\.json\b|\bherald\s+(?:web\s+token"
+    r"|config\s+(?:show|get|list)|secrets?)\b|\bMEMORY\.md\b|\bSOUL\.md\b|\.netrc\b"
+    r"|\.git-credentials\b|\bwallet\b|\bseed\s+phrase\b|\bprivate\s+keys?\b)"
+)
+READ_AND_SEND = (
+    r"\b(?:read|cat|open|load|grab|get|collect|take|extract|fetch|dump|run|print|copy|harvest)\b"
+    + _GAP
+    + r"{0,60}?"
+    + _SECRET_SOURCE
+    + _GAP
+    + r"{0,80}?(?:\band\b|\bthen\b|,)\s*(?:then\s+)?"
+    r"(?:post|send|upload|share|e-?mail|paste|curl|transmit|forward|publish|exfiltrate|submit"
+    r"|leak|pipe|dm|message|tweet|beam)\b"
+)
+APPROVALS_OFF_MORE = (
+    r"\b(?:set|turn|switch|put|flip|change|configure)\s+(?:the\s+|your\s+|all\s+|herald'?s?\s+)?"
+    r"(?:command\s+)?approvals?(?:\s+(?:mode|prompts?|checks?|requests?|settings?))?\s+(?:to\s+)?"
+    r"(?:off|never|none|disabled?|false|yolo)\b"
+)
+
+# -- commands in prose ---------------------------------------------------------------------
+
+DOWNLOAD_EXECUTE = (
+    r"\b(?:download|fetch|get|grab|pull|curl|wget|retrieve)\b"
+    + _GAP
+    + r"{0,100}?(?:"
+    + _HOSTISH
+    + r"|\b(?:script|installer|payload|binary|dropper)\b)"
+    + _GAP
+    + r"{0,80}?\b(?:and|then)\s+(?:pipe"
+    r"\s+it\s+(?:in)?to|run\s+it|execute\s+it|exec\s+it|source\s+it|feed\s+it\s+to|launch\s+it"
+    r"|start\s+it)\b"
+)
+_IMPERATIVE_RE = re.compile(
+    r"(?<![\w-])(?:run|execute|exec|type|enter|invoke|paste)\b(?:\s+(?:this|the\s+following"
+    r"|the\s+command|command))?\s*:?\s*",
+    _I,
+)
+_NEGATED_RE = re.compile(
+    r"\b(?:never|don'?t|do\s+not|must\s+not|should\s+not|shouldn'?t|avoid|not\s+to)\s+(?:\w+\s+)?$",
+    _I,
+)
+_CODE_SPAN_RE = re.compile(r"`([^`\n]{2,400})`")
+_SENTENCE_END_RE = re.compile(r"\.(?:\s|$)|\s+(?:to|so|and\s+then|before|after|first)\s+\w")
+_MALICIOUS_RULES = frozenset({
+    "dangerous.remote_shell", "dangerous.exfiltration", "dangerous.herald_gateway",
+    "dangerous.sensitive_write", "dangerous.persistence", "dangerous.exposed_files",
+    "dangerous.system_write", "dangerous.kill_broad", "dangerous.container_host",
+    "dangerous.firewall", "dangerous.crontab", "dangerous.world_writable", "dangerous.sudo_stdin",
+    "dangerous.untrusted_package",
+})  # fmt: skip
+_MAX_LINES = 24  # check_command calls per text: keeps a 100 KB scan fast
+
+
+def _malicious(command: str) -> bool:
+    verdict = check_command(command[:400])
+    if verdict.level == "hardline":
+        return verdict.rule != "hardline.parser_limits"
+    return bool(_MALICIOUS_RULES & set(verdict.rules))
+
+
+def dangerous_command(text: str) -> Span | None:
+    """An order to run a command the command checker would refuse or that
+    opens a shell, plants persistence, ships secrets or kills Herald."""
+    checked = 0
+    pos = 0
+    for line in text.split("\n"):
+        offset, pos = pos, pos + len(line) + 1
+        for m in _IMPERATIVE_RE.finditer(line):
+            if checked >= _MAX_LINES:
+                return None
+            if _NEGATED_RE.search(line, max(0, m.start() - 40), m.start()):
+                continue
+            rest = line[m.end() :]
+            code = _CODE_SPAN_RE.match(rest)
+            if code is not None:
+                candidate, start = code.group(1), m.end() + 1
+            else:
+                stop = _SENTENCE_END_RE.search(rest)
+                candidate, start = rest[: stop.start() if stop else len(rest)], m.end()
+            checked += 1
+            if candidate.strip() and _malicious(candidate):
+                return offset + m.start(), offset + start + len(candidate)
+    return None
+
+
+def _finder(pattern: str, flags: int = _I) -> Callable[[str], Span | None]:
+    return regex(pattern, flags)
+
+
+ignore_more = _finder(IGNORE_MORE)
+reveal_more = _finder(REVEAL_MORE)
+jailbreak_more = _finder(JAILBREAK_MORE)
+c2_register = _finder(C2_REGISTER)
+c2_tasking = _finder(C2_TASKING)
+c2_worm = _finder(C2_WORM)
+read_and_send = _finder(READ_AND_SEND)
+approvals_off_more = _finder(APPROVALS_OFF_MORE)
+download_execute = _finder(DOWNLOAD_EXECUTE)
