@@ -243,6 +243,7 @@ _add(("kill",), rule_kill_lookup)
 _GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                                 "--config-env", "--super-prefix"})  # fmt: skip
 _DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset", "env"})
+_INDEX_SETTERS = _DECLARERS | {"set", "setenv"}
 
 
 def _with_texts(inv: Invocation, texts: list[str]) -> Invocation:
@@ -323,15 +324,24 @@ def _check_dynamic_head(inv: Invocation, ctx: Context) -> None:
     )
 
 
+def _check_effects(cmd: SimpleCommand, ctx: Context) -> None:
+    """The effect rules that read redirects, assignments and wrapper words
+    (issue 28); guarded so a plain command costs a few comparisons."""
+    if cmd.redirects:
+        check_socket_redirects(cmd, ctx)
+        check_startup_redirects(cmd, ctx)
+        check_emptying_redirects(cmd, ctx)
+    if cmd.assignments or (cmd.words and cmd.words[0].text in _INDEX_SETTERS):
+        check_index_variables(cmd, ctx)
+    if cmd.words:
+        check_root_switchers(cmd, ctx)
+        check_timers(cmd, ctx)
+
+
 def check_simple_command(cmd: SimpleCommand, ctx: Context) -> None:
     ctx.segments.append(cmd.source)
     check_redirects(cmd, ctx)
-    check_socket_redirects(cmd, ctx)
-    check_startup_redirects(cmd, ctx)
-    check_emptying_redirects(cmd, ctx)
-    check_index_variables(cmd, ctx)
-    check_root_switchers(cmd, ctx)
-    check_timers(cmd, ctx)
+    _check_effects(cmd, ctx)
     _check_assignments(cmd, ctx)
     inv = unwrap(cmd, ctx)
     if inv is None:

@@ -165,11 +165,13 @@ def check_root_switchers(cmd: SimpleCommand, ctx: Context) -> None:
     """``chroot DIR [cmd]`` is peeled off as a wrapper before the rules run,
     so it is judged here on the raw words: switching into another root
     (a host mount, a rescue image) runs its programs as root."""
-    names = [command_name(w.text) for w in cmd.words[:6]]
-    if not names or (names[0] != "chroot" and names[0] not in _PREFIXES):
+    if not cmd.words:
         return
-    for name in names:
-        if name == "chroot":
+    first = command_name(cmd.words[0].text)  # cheap test first: this runs on every command
+    if first != "chroot" and first not in _PREFIXES:
+        return
+    for word in cmd.words[:6]:
+        if command_name(word.text) == "chroot":
             ctx.approval(
                 CONTAINER_HOST, "switches to another root filesystem as root (chroot)", cmd.source
             )

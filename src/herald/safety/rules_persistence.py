@@ -22,6 +22,7 @@ from herald.safety.long_options import expand_long
 from herald.safety.paths import sensitive_target
 from herald.safety.rules_workflow import is_file_write, write_targets
 from herald.safety.shell_ast import SimpleCommand
+from herald.safety.static_eval import command_name
 
 PERSISTENCE = "dangerous.persistence"
 SYSTEM_WRITE = "dangerous.system_write"
@@ -197,6 +198,7 @@ def rule_autostart(inv: Invocation, ctx: Context) -> None:
         ctx.approval(PERSISTENCE, what, inv.segment)
 
 
+_RUN_PREFIXES = frozenset({"sudo", "doas", "run0", "env", "nohup", "nice", "exec", "command"})
 _TIMER_FLAGS = ("--on-calendar", "--on-boot", "--on-startup", "--on-unit-active",
                 "--on-unit-inactive", "--on-active", "--on-clock-change", "--on-timezone-change",
                 "--timer-property", "--path-property", "--socket-property")  # fmt: skip
@@ -206,10 +208,14 @@ def check_timers(cmd: SimpleCommand, ctx: Context) -> None:
     """``systemd-run --on-calendar … cmd`` is peeled off as a wrapper, so its
     scheduling flags are read on the raw words: a timer runs the command
     again later, on its own."""
-    texts = [w.text for w in cmd.words[:12]]
-    if not any(t.endswith("systemd-run") for t in texts[:4]):
+    if not cmd.words:
         return
-    if any(t.startswith(_TIMER_FLAGS) for t in texts):
+    first = cmd.words[0].text  # cheap test first: this runs on every command
+    if not first.endswith("systemd-run") and command_name(first) not in _RUN_PREFIXES:
+        return
+    if not any(w.text.endswith("systemd-run") for w in cmd.words[:4]):
+        return
+    if any(w.text.startswith(_TIMER_FLAGS) for w in cmd.words[:12]):
         ctx.approval(
             PERSISTENCE, "schedules a command to run later on a timer (systemd-run)", cmd.source
         )
@@ -265,7 +271,15 @@ def _judge(path: str, segment: str, ctx: Context) -> None:
         ctx.approval(SYSTEM_WRITE, f"writes into the system directory {root} ({shown})", segment)
 
 
+# Commands `write_targets` knows how to read (the rest write nothing it can see).
+_WRITERS = frozenset({"cp", "mv", "install", "ln", "rsync", "scp", "rcp", "tee", "sponge",
+                      "sudoedit", "truncate", "dd", "sed", "curl", "wget", "ssh-keygen"})  # fmt: skip
+
+
 def rule_startup_writes(inv: Invocation, ctx: Context) -> None:
+    name = inv.name
+    if name not in _WRITERS and not name.startswith(("perl", "ruby")):
+        return
     writes, _ = write_targets(inv)
     for path in writes:
         _judge(path, inv.segment, ctx)
