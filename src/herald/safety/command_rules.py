@@ -18,7 +18,12 @@ from herald.safety.carriers import check_carriers, script_output, unwrap
 from herald.safety.invocation import Context, Invocation
 from herald.safety.long_options import BY_COMMAND, GIT_SUBCOMMANDS, expand_all
 from herald.safety.option_carriers import variable_payloads
-from herald.safety.rules_containers import check_root_switchers, rule_container_host, rule_nsenter
+from herald.safety.rules_containers import (
+    check_root_switchers,
+    rule_container_host,
+    rule_kube_host,
+    rule_nsenter,
+)
 from herald.safety.rules_dataloss import (
     check_emptying_redirects,
     rule_copy_move,
@@ -55,6 +60,7 @@ from herald.safety.rules_network import (
     rule_socket_tools,
 )
 from herald.safety.rules_persistence import (
+    check_git_environment,
     check_startup_redirects,
     check_timers,
     rule_autostart,
@@ -227,9 +233,11 @@ _add(SOCKET_TOOLS, rule_socket_tools)
 _add((*_PYTHONS, "php", "busybox", "httpd", "npx", "http-server", "serve"), rule_file_servers)
 _add(("docker", "podman", "nerdctl", "finch"), rule_container_host)
 _add(("nsenter",), rule_nsenter)
+_add(("kubectl", "oc"), rule_kube_host)
 _add((*_PYTHONS, "pip", "pip3", *(f"pip3.{m}" for m in range(6, 16)), "uv", "pipx", "easy_install",
       "npm", "pnpm", "yarn", "bun", "cnpm", "gem", "cargo", "brew", "conda", "mamba",
-      "micromamba"), rule_package_sources)  # fmt: skip
+      "micromamba", "uvx", "npx", "bunx", "poetry", "pdm", "rye", "hatch"),
+     rule_package_sources)  # fmt: skip
 _add(("git",), rule_git_settings, rule_git_discard)
 _add(("systemctl", "launchctl", "loginctl", "defaults", "sfltool", "osascript", "schtasks",
       "schtasks.exe", "reg", "reg.exe", "update-rc.d", "chkconfig", "rc-update"), rule_autostart)  # fmt: skip
@@ -333,6 +341,7 @@ def _check_effects(cmd: SimpleCommand, ctx: Context) -> None:
         check_emptying_redirects(cmd, ctx)
     if cmd.assignments or (cmd.words and cmd.words[0].text in _INDEX_SETTERS):
         check_index_variables(cmd, ctx)
+        check_git_environment(cmd, ctx)
     if cmd.words:
         check_root_switchers(cmd, ctx)
         check_timers(cmd, ctx)

@@ -10,6 +10,8 @@ whatever flag spelling produced it.
 
 from __future__ import annotations
 
+import re
+
 from herald.safety.effects import in_workdir, resolved, system_location
 from herald.safety.invocation import Context, Invocation
 from herald.safety.paths import Target, classify_delete_target, sensitive_target
@@ -149,6 +151,28 @@ def rule_container_host(inv: Invocation, ctx: Context) -> None:
         reasons.append("uses the host's network together with host mounts")
     if reasons:
         ctx.approval(CONTAINER_HOST, f"{'; '.join(reasons[:2])} ({inv.name} {verb})", inv.segment)
+
+
+_KUBE_HOST_RE = re.compile(
+    r'"(?:hostPID|hostNetwork|hostIPC|privileged|allowPrivilegeEscalation)"\s*:\s*true|"hostPath"'
+)
+
+
+def rule_kube_host(inv: Invocation, ctx: Context) -> None:
+    """kubectl debug node/… (a pod with the node's root mounted), kubectl run
+    with overrides that share host namespaces, mount host paths or run privileged."""
+    args = inv.args
+    pos = [a for a in args if not a.startswith("-")]
+    what = ""
+    if "debug" in pos[:2] and any(a.startswith(("node/", "nodes/")) for a in pos):
+        what = f"opens a root shell on a cluster node ({inv.name} debug node/…)"
+    elif ("run" in pos[:2] or "debug" in pos[:2]) and (
+        any(a in ("--privileged", "--privileged=true") for a in args)
+        or any(_KUBE_HOST_RE.search(a) for a in args if a.startswith(("--overrides", "{")))
+    ):
+        what = f"starts a pod with host privileges or host mounts ({inv.name} run)"
+    if what:
+        ctx.approval(CONTAINER_HOST, what, inv.segment)
 
 
 def rule_nsenter(inv: Invocation, ctx: Context) -> None:

@@ -39,7 +39,8 @@ def rule_truncate(inv: Invocation, ctx: Context) -> None:
         return  # only grows files
     targets = [w.text for w in opts.positional]
     lost = [t for t in targets if outside_project(t, ctx)]
-    if lost or (inv.extra_args and not targets):
+    listed = inv.extra_args and (not targets or "{}" in targets)
+    if lost or listed:
         shown = lost[0] if lost else "files another command lists"
         ctx.approval(
             OVERWRITE, f"cuts {shown} short, destroying its contents (truncate)", inv.segment
@@ -256,6 +257,8 @@ def rule_git_discard(inv: Invocation, ctx: Context) -> None:
         for arg in _expanded(rest, _GC_LONG):
             if arg.startswith("--prune=") and arg.split("=", 1)[1] in ("now", "all", "0"):
                 what = "deletes unreachable commits immediately (git gc --prune=now)"
+    elif sub == "filter-repo" and not {"--analyze", "--dry-run", "-h", "--help"} & set(rest):
+        what = "rewrites repository history (git filter-repo)"
     elif sub == "prune" and "-n" not in rest and "--dry-run" not in rest:
         what = "deletes unreachable commits (git prune)"
     elif sub == "update-ref" and ("-d" in rest or "--stdin" in rest):

@@ -25,7 +25,7 @@ EXPOSED_FILES = "dangerous.exposed_files"
 NETCATS = frozenset({"nc", "ncat", "netcat", "nc.traditional", "nc.openbsd", "busybox-nc",
                      "pwncat", "rlwrap"})  # fmt: skip
 SOCKET_TOOLS = frozenset({*NETCATS, "socat", "telnet", "openssl", "cryptcat", "sbd", "gsocket",
-                          "gs-netcat"})  # fmt: skip
+                          "gs-netcat", "ztcp"})  # fmt: skip
 # socat address types that start a program on the far side of a connection.
 _SOCAT_EXEC_RE = re.compile(r"^(?:EXEC|SYSTEM|EXECVP)\s*:|[!,]\s*(?:EXEC|SYSTEM)\s*:", re.I)
 _NCAT_LONG = {"--exec": "--exec", "--sh-exec": "--exec", "--lua-exec": "--exec",
@@ -77,7 +77,9 @@ def _shell_feeds(cmd: SimpleCommand) -> bool:
 def rule_socket_tools(inv: Invocation, ctx: Context) -> None:
     name, args = inv.name, inv.args
     what = ""
-    if name == "socat":
+    if name == "ztcp" and args and not set(args) & {"-c", "-L"}:
+        what = "opens a raw TCP connection or listener from zsh (ztcp)"
+    elif name == "socat":
         if any(_SOCAT_EXEC_RE.search(a) for a in args):
             what = "joins a network connection to a program (socat EXEC:/SYSTEM:)"
     elif name in NETCATS:

@@ -126,6 +126,34 @@ def rule_git_settings(inv: Invocation, ctx: Context) -> None:
             return
 
 
+def check_git_environment(cmd: SimpleCommand, ctx: Context) -> None:
+    """``GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=… git log``: the same
+    settings passed through the environment (also after ``env``)."""
+    keys: dict[str, str] = {}
+    values: dict[str, str] = {}
+    words = [*cmd.assignments, *cmd.words[:24]]
+    for word in words:
+        name, eq, value = word.text.partition("=")
+        if not eq or not name.startswith("GIT_CONFIG_"):
+            continue
+        if name.startswith("GIT_CONFIG_KEY_"):
+            keys[name[len("GIT_CONFIG_KEY_") :]] = value
+        elif name.startswith("GIT_CONFIG_VALUE_"):
+            values[name[len("GIT_CONFIG_VALUE_") :]] = value
+        elif name == "GIT_CONFIG_PARAMETERS":
+            for key, val in re.findall(r"'([^'=]{1,200})'\s*=\s*'([^']{0,400})'", value):
+                keys[key], values[key] = key, val
+    for index, key in keys.items():
+        if _dangerous_git_setting(key, values.get(index, "!")):
+            ctx.approval(
+                PERSISTENCE,
+                f"sets the git option {key} through the environment, which makes git run "
+                "another program",
+                cmd.source,
+            )
+            return
+
+
 # -- services, agents, hooks ------------------------------------------------------
 
 _SYSTEMCTL_ENABLE = frozenset({"enable", "reenable", "link", "add-wants", "add-requires",

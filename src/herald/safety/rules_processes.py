@@ -103,6 +103,12 @@ def _lookup_patterns(cmd: SimpleCommand) -> list[tuple[str, bool, bool]]:
     if not cmd.words:
         return []
     name = command_name(cmd.words[0].text)
+    if name in ("grep", "egrep", "rg"):  # ps aux | grep PATTERN: whole command lines
+        texts = [w.text for w in cmd.words[1:]]
+        if any(t.startswith("-") and "v" in t[1:] and not t.startswith("--") for t in texts):
+            return []
+        pattern = next((t for t in texts if not t.startswith("-")), "")
+        return [(pattern, True, False)] if pattern else []
     if name == "pidof":
         return [(w.text, False, True) for w in cmd.words[1:] if not w.text.startswith("-")]
     if name != "pgrep":
@@ -119,8 +125,12 @@ def rule_kill_lookup(inv: Invocation, ctx: Context) -> None:
         for sub in word.subs:
             for cmd in sub.commands:
                 found.extend(_lookup_patterns(cmd))
-    if inv.extra_args and inv.cmd.stdin_from is not None:
-        found.extend(_lookup_patterns(inv.cmd.stdin_from))
+    source = inv.cmd.stdin_from if inv.extra_args else None
+    for _ in range(6):  # pgrep … | xargs kill, ps aux | grep x | awk … | xargs kill
+        if source is None:
+            break
+        found.extend(_lookup_patterns(source))
+        source = source.stdin_from
     heavy = any(a in ("-9", "-KILL", "-SIGKILL", "-s9") for a in inv.args)
     for pattern, full, exact in found:
         _judge_patterns(

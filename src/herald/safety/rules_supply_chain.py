@@ -28,7 +28,7 @@ _TRUSTED_HOSTS = frozenset({"pypi.org", "pypi.python.org", "files.pythonhosted.o
 _URL_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*\+)?(?:https?|ftp|file|git|ssh|svn|hg|bzr)://", re.I)
 _VCS_SHORTHAND_RE = re.compile(r"^(?:github|gitlab|bitbucket|gist):|^git@", re.I)
 
-_PIP_NAMES = re.compile(r"pip[\d.]*|pip3|uv|pipx|easy_install")
+_PIP_NAMES = re.compile(r"pip[\d.]*|pip3|uv|uvx|pipx|easy_install|poetry|pdm|rye|hatch")
 # pip install's long options (optparse resolves any unambiguous prefix).
 _PIP_LONG = {o: o for o in (
     "--index-url", "--extra-index-url", "--no-index", "--find-links", "--trusted-host",
@@ -47,9 +47,11 @@ _PIP_LONG = {o: o for o in (
     "--resolution", "--prerelease", "--link-mode", "--refresh", "--reinstall", "--exclude-newer",
     "--index-strategy", "--allow-insecure-host", "--group", "--editable-mode", "--spec",
 )}  # fmt: skip
-_PIP_INDEX_FLAGS = frozenset({"--index-url", "--extra-index-url", "--find-links", "--index",
-                              "--default-index", "--extra-index"})  # fmt: skip
-_NPM_NAMES = frozenset({"npm", "pnpm", "yarn", "bun", "cnpm"})
+# uv's names for the same switches share their meaning, so --extra resolves.
+_PIP_LONG.update({"--index": "--index-url", "--default-index": "--index-url",
+                  "--extra-index": "--extra-index-url"})  # fmt: skip
+_PIP_INDEX_FLAGS = frozenset({"--index-url", "--extra-index-url", "--find-links"})
+_NPM_NAMES = frozenset({"npm", "pnpm", "yarn", "bun", "cnpm", "npx", "bunx"})
 _NPM_INSTALL = frozenset({"install", "i", "add", "isntall", "in", "ins", "inst", "insta",
                           "instal", "install-test", "it", "ci", "update", "up", "upgrade",
                           "global", "x", "dlx", "exec"})  # fmt: skip
@@ -93,8 +95,11 @@ def _pip_args(inv: Invocation) -> list[str] | None:
         name = "pip"
     elif not _PIP_NAMES.fullmatch(name):
         return None
-    if name == "easy_install":
-        return args
+    if name in ("easy_install", "uvx"):
+        return args  # every argument names something to install (uvx --from …)
+    if name in ("poetry", "pdm", "rye", "hatch"):
+        verbs = [a for a in args if not a.startswith("-")][:1]
+        return args[args.index(verbs[0]) + 1 :] if verbs in (["add"], ["install"]) else None
     if (name == "uv" and args[:1] == ["pip"]) or (name == "uv" and args[:1] == ["tool"]):
         args = args[1:]
     verbs = [a for a in args if not a.startswith("-")][:1]
@@ -137,8 +142,19 @@ def _pip_danger(inv: Invocation, args: list[str]) -> str:
     return ""
 
 
+def _runner_danger(inv: Invocation) -> str:
+    """npx / bunx / pnpm dlx running a package fetched from a URL or a repository."""
+    specs = [a for a in inv.args if not a.startswith("-")][:1]
+    for spec in specs:
+        if untrusted_source(spec) or re.fullmatch(r"[\w-][\w.-]*/[\w.-]+(?:#.*)?", spec):
+            return f"downloads and runs {spec}"
+    return ""
+
+
 def _npm_danger(inv: Invocation) -> str:
     args = inv.args
+    if inv.name in ("npx", "bunx"):
+        return _runner_danger(inv)
     for i, arg in enumerate(args):
         key, eq, value = arg.partition("=")
         if key.startswith("--reg") and "--registry".startswith(key):
