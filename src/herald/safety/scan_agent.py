@@ -81,11 +81,14 @@ IGNORE_MORE = (
     r"|overlook|omit|throw\s+(?:out|away)|cast\s+(?:aside|off)|dismiss|suspend|nullify|scrap"
     r"|ditch|stop\s+following|no\s+longer\s+follow|disobey|override)\s+(?:(?:all|any|the|of"
     r"|these|those|every)\s+){0,3}" + _QUALIFIER + r"\s+(?:[\w-]+\s+)?" + _ORDERS + r"\b"
-    r"|\b(?:ignore|disregard|forget|discard|drop|throw\s+(?:out|away)|set\s+aside)\s+"
-    r"(?:(?:all|any|the|of)\s+){0,2}" + _ORDERS + r"\s+you\s+(?:were|have\s+been|had\s+been)\s+"
-    r"(?:given|told|taught|handed)\b"
+    r"|\b(?:ignore|disregard|forget|discard|drop|throw\s+(?:out|away)|set\s+aside|abandon)\s+"
+    r"(?:(?:all|any|the|of|whatever|everything)\s+){0,2}" + _ORDERS + r"\s+(?:you\s+(?:were"
+    r"|have\s+been|had\s+been)\s+(?:given|told|taught|handed)\b|(?:that\s+)?came\s+(?:before"
+    r"|earlier|first)\b|you\s+(?:got|received|had)\s+(?:before|earlier|so\s+far)\b)"
 )
 REVEAL_MORE = (
+    r"\bwhat\s+(?:were|are|was|is)\s+your\s+(?:original|initial|system|hidden|secret|first|exact)\s+"
+    r"(?:instructions|prompt|rules|system\s+prompt|directives)\b|"
     r"\b(?:reveal|print|show|leak|repeat|output|dump|display|write\s+out|recite|tell\s+me"
     r"|give\s+me|paste|spell\s+out|type\s+out|echo|list|copy)\s+(?:me\s+|out\s+)?(?:your|the)\s+"
     r"(?:(?:full|entire|exact|complete|original|hidden|secret|initial|whole)\s+){0,2}"
@@ -100,7 +103,7 @@ JAILBREAK_MORE = (
     r"\b(?:respond|reply|answer|operate|act|behave|continue|work|proceed|write|talk|speak)\b"
     r"[^.\n]{0,30}?\b(?:without|with\s+no|free\s+(?:of|from))\s+(?:(?:any|all|your|the)\s+)?"
     r"(?:(?:safety|content|ethical|moral)\s+)?(?:filters?|restrictions|guardrails|censorship"
-    r"|limitations|safety\s+(?:rules|checks|measures))\b"
+    r"|limitations|filtering|moderation|censoring|safety\s+(?:rules|checks|measures))\b"
     r"|\bwith\s+(?:your\s+|the\s+|all\s+)?(?:safety|content)\s+(?:filters?|guardrails|polic(?:y"
     r"|ies)|checks)\s+(?:disabled|off|removed|turned\s+off|bypassed|lifted)\b"
     r"|\bas\s+if\s+(?:there\s+(?:were|was|are|is)\s+no|you\s+had\s+no)\s+(?:content\s+|safety\s+)?"
@@ -122,7 +125,7 @@ _HOSTISH = (
 C2_REGISTER = (
     r"\b(?:register|enrol{1,2}|sign\s+up|announce|check\s+in|report\s+in)\s+(?:yourself\s+|itself\s+"
     r"|this\s+(?:agent|bot|assistant|instance|machine|host|device)\s+|the\s+agent\s+|as\s+an?\s+"
-    r"(?:agent|bot|node|implant|worker)\s+)?(?:with|to|at)\s+(?:the\s+|our\s+|a\s+|my\s+|your\s+)?"
+    r"(?:[\w-]+\s+){0,2}?(?:agent|bot|node|implant|worker|client|beacon)\s+)?(?:with|to|at)\s+(?:the\s+|our\s+|a\s+|my\s+|your\s+)?"
     + _CONTROLLER
     + r"\b"
 )
