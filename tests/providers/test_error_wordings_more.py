@@ -42,6 +42,9 @@ OVERFLOW = [
     ),
     _err(400, "Your request exceeded model token limit: 131072"),
     _err(400, "输入token数超出限制"),
+    _err(400, "当前输入超出模型上下文窗口"),
+    _err(400, "模型最大上下文长度为 8192，您的请求超出了"),
+    _err(500, "llama_decode: failed to decode, ret = 1: not enough space in the context"),
 ]
 
 
@@ -92,6 +95,8 @@ RATE_LIMITS = [
     _err(503, "Requests rate increased too quickly, please slow down"),
     _err(403, "Throttling: request was throttled, please retry later", code="Throttling"),
     _err(None, "request rate increased too quickly"),
+    _err(402, "Quota window exhausted. Please try again in 1 hour."),
+    _err(500, "Request rate increased too quickly"),
 ]
 
 

@@ -42,6 +42,19 @@ POSITIVES = [
     ("machine github.com login me password gh0stwriter", "gh0stwriter"),
     ("default login anonymous password opensesame", "opensesame"),
     ("machine ftp.example.org login alice password 'p@ss word'", "p@ss"),
+    # second round, written after the first passed
+    ("SMTP_PASS: lighthouse", "lighthouse"),
+    ('"privateKey": "walrus-ocean"', "walrus-ocean"),
+    ("db:\n  password: lighthouse\n", "lighthouse"),
+    ("<password>lighthouse</password>", "lighthouse"),
+    ("<apiKey>lighthouse</apiKey>", "lighthouse"),
+    ("app.oauth.client_secret=lighthouse", "lighthouse"),
+    ("psql --password=lighthouse", "lighthouse"),
+    ("aws configure set --secret-key lighthouse", "lighthouse"),
+    ("machine 10.0.0.5 login admin password lighthouse", "lighthouse"),
+    ("apiKey: 'lighthouse'", "lighthouse"),
+    ('{"aws_secret_access_key":"lighthouse"}', "lighthouse"),
+    ("credentials = lighthouse", "lighthouse"),
 ]
 
 
@@ -72,6 +85,15 @@ UNCHANGED = [
     "git commit --author 'Password Team <pw@example.com>'",
     "api_key = settings.api_key",
     "client_secret: null",
+    "passwords: 3 rotated this week",
+    "The secret to good code is tests.",
+    '{"token_limit": 4096}',
+    "secret_santa=alice",
+    "password_length: 16",
+    "Use --password to be prompted.",
+    "max_tokens: 1024",
+    "<token-count>12</token-count>",
+    "<password/>",
 ]
 
 

@@ -341,7 +341,12 @@ _GENERIC_LINE_RE = re.compile(
 )
 _CLI_SECRET_RE = re.compile(
     r"(?i)(?<![\w-])(--(?:[a-z0-9]+[-_.]){0,4}?(?:(" + _STRONG_WORDS + r")|token|auth[-_]token)"
-    r"(?:=|[ \t]+))(\"[^\"\n]{1,4000}\"|'[^'\n]{1,4000}'|[^\s\"'-][^\s]{0,4000})"
+    r"(?:[-_.]?(?:key|value|token))?(?:=|[ \t]+))(\"[^\"\n]{1,4000}\"|'[^'\n]{1,4000}'|[^\s\"'-][^\s]{0,4000})"
+)
+# <password>x</password>, <apiKey>x</apiKey>: XML and HTML-ish config
+_XML_SECRET_RE = re.compile(
+    r"(?i)(<([\w.-]{0,64}?(?:(" + _STRONG_WORDS + r")|token)(?:[._-]?(?:key|value|string))?)>)"
+    r"([^<\n]{1,4000})(</\2>)"
 )
 _NETRC_CONTEXT_RE = re.compile(
     r"(?im)^[ \t]*(?:machine[ \t]+(?:localhost|[\w-]{1,63}(?:\.[\w-]{1,63}){1,8})"
@@ -387,6 +392,13 @@ def _mask_cli(match: re.Match[str]) -> str:
     return head + MASK
 
 
+def _mask_xml(match: re.Match[str]) -> str:
+    head, tag, strong, value, close = match.groups()
+    if not _generic_ok(strong, tag, value):
+        return match.group()
+    return f"{head}{MASK}{close}"
+
+
 def _secret_fields(text: str) -> str:
     if '"' in text:
         text = _GENERIC_JSON_RE.sub(_mask_generic_json, text)
@@ -394,6 +406,8 @@ def _secret_fields(text: str) -> str:
         text = _GENERIC_LINE_RE.sub(_mask_generic_line, text)
     if "--" in text:
         text = _CLI_SECRET_RE.sub(_mask_cli, text)
+    if "</" in text:
+        text = _XML_SECRET_RE.sub(_mask_xml, text)
     return text
 
 
