@@ -16,7 +16,7 @@ from collections.abc import Callable
 from itertools import islice
 
 from herald.safety.commands import check_command
-from herald.safety.scan_match import Span, regex
+from herald.safety.scan_match import Span, before, regex
 
 _I = re.I
 
@@ -24,35 +24,25 @@ _I = re.I
 
 # Look-alike letters from Cyrillic and Greek, and leetspeak digits/symbols,
 # mapped one character to one character so spans stay valid.
-_HOMOGLYPHS = str.maketrans(
-    "аеорсухіјѕԁɡӏАВЕКМНОРСТХІЈЅУοαειντκρΑΒΕΗΙΚΜΝΟΡΤΧΥ",
-    "aeopcyxijsdglABEKMHOPCTXIJSYoaeivtkpABEHIKMNOPTXY",
+_LEET = "013457@$!|"
+# One table for both, applied to the whole text in one C-speed pass.
+_FOLD = str.maketrans(
+    _LEET + "аеорсухіјѕԁɡӏАВЕКМНОРСТХІЈЅУοαειντκρΑΒΕΗΙΚΜΝΟΡΤΧΥ",
+    "oieastasil" + "aeopcyxijsdglABEKMHOPCTXIJSYoaeivtkpABEHIKMNOPTXY",
 )
-_LEET = str.maketrans("013457@$!|", "oieastasil")
-# Only words that mix letters with leet characters, or hold a non-ASCII
-# letter, are rewritten; bounded so a long word costs little.
-_WORD_RE = re.compile(
-    r"[^\s.,;:?\"'()\[\]{}<>/\\`]{0,30}?(?:[A-Za-z][013457@$!|]|[013457@$!|][A-Za-z]"
-    r"|[^\x00-\x7f])[^\s.,;:?\"'()\[\]{}<>/\\`]{0,30}"
-)
-_LEET_CHARS = frozenset("013457@$!|")
-
-
-def _fold_word(match: re.Match[str]) -> str:
-    word = match.group()
-    letters = sum(c.isascii() and c.isalpha() for c in word)
-    if letters >= 2 and any(c in _LEET_CHARS for c in word):
-        word = word.translate(_LEET)
-    if not word.isascii() and letters >= 1:
-        word = word.translate(_HOMOGLYPHS)
-    return word
+# A letter next to a leet character, or any non-ASCII character: only then
+# can folding change what the override rules see.
+_MIXED_RE = re.compile(r"[A-Za-z][013457@$!|]|[013457@$!|][A-Za-z]|[^\x00-\x7f]")
 
 
 def fold(text: str) -> str:
-    """text with leetspeak and look-alike letters inside Latin words mapped to
-    plain letters (same length). Words without a Latin letter, such as
-    Russian text, are left alone."""
-    return _WORD_RE.sub(_fold_word, text)
+    """text with leetspeak digits and symbols and Cyrillic/Greek look-alike
+    letters mapped to plain Latin letters (same length, so spans stay valid).
+    Used only for the override rules, which look for English phrases, so
+    folding numbers or Russian words elsewhere cannot create a match."""
+    if not _MIXED_RE.search(text):
+        return text
+    return text.translate(_FOLD)
 
 
 def either(*finders: Callable[[str], Span | None]) -> Callable[[str], Span | None]:
@@ -135,7 +125,6 @@ _INTERVAL = (
 )
 # Within one sentence: dots are allowed only inside words, hosts and URLs.
 _GAP = r"(?:[^.\n]|\.(?=\S))"
-_SENTENCE_RE = re.compile(r"[^\n]{1,600}?(?:[.!?](?=\s|$)|$)", re.M)
 _HEARTBEAT_VERB_RE = re.compile(
     r"(?:^|[,;:]\s*)\s*(?:please\s+|then\s+|also\s+|and\s+|now\s+)?(?:send|post|ping|report"
     r"|beacon|check\s+in|phone\s+home|call\s+home|call\s+back|signal)\b",
@@ -150,19 +139,33 @@ _STATUS_RE = re.compile(
 )
 
 
+_SENTENCE_ENDS = ("\n", ". ", "! ", "? ")
+
+
+def _sentence_around(text: str, start: int, end: int) -> Span:
+    """The sentence (at most 300 characters either side) holding text[start:end]."""
+    low, high = max(0, start - 300), min(len(text), end + 300)
+    left = text[low:start]
+    found = [left.rfind(stop) + len(stop) for stop in _SENTENCE_ENDS if stop in left]
+    first = low + max(found) if found else low
+    right = text[end:high]
+    stops = [i for i in (right.find(stop) for stop in _SENTENCE_ENDS) if i >= 0]
+    return first, end + min(stops) + 1 if stops else high
+
+
 def c2_heartbeat(text: str) -> Span | None:
     """An order (an imperative opening a sentence or clause) to report in on
-    a timer to a host or controller."""
-    for m in islice(_SENTENCE_RE.finditer(text), 2000):
-        sentence = m.group().lstrip()
-        if not _INTERVAL_RE.search(sentence):
-            continue
-        verb = _HEARTBEAT_VERB_RE.search(sentence)
-        if verb is None or (verb.start() > 0 and sentence[verb.start()] not in ",;:"):
+    a timer to a host or controller; only sentences holding an interval are
+    read, so the cost follows the number of intervals, not the text length."""
+    for m in islice(_INTERVAL_RE.finditer(text), 200):
+        first, last = _sentence_around(text, m.start(), m.end())
+        sentence = text[first:last]
+        stripped = sentence.lstrip()
+        verb = _HEARTBEAT_VERB_RE.search(stripped)
+        if verb is None or (verb.start() > 0 and stripped[verb.start()] not in ",;:"):
             continue
         if _DESTINATION_RE.search(sentence) and _STATUS_RE.search(sentence):
-            start = m.end() - len(sentence)
-            return start, m.end()
+            return first + len(sentence) - len(stripped), last
     return None
 
 
@@ -183,14 +186,20 @@ C2_TASKING = (
     + r")\s+for\s+(?:your\s+|the\s+)?(?:next|new|more|pending)\s+(?:tasks?|jobs?|orders?"
     r"|instructions?|commands?|tasking)\b"
 )
-C2_WORM = (
+# "copy this message … into every file": the order, then (within 100
+# characters on the line) everything it should spread to; found by merging
+# both match lists (see `before`) so repeated text stays linear.
+_WORM_ORDER = (
     r"\b(?:copy|paste|include|insert|append|add|embed|repeat|replicate|spread|propagate|forward"
     r"|send|inject|reproduce|prepend)\s+(?:this|these|the\s+(?:above|following))\s+(?:(?:entire"
     r"|whole|exact|same|full)\s+)?(?:message|prompt|instructions?|text|paragraph|block|note"
-    r"|lines?|payload|content)\b[^.\n]{0,60}?\b(?:every|each|all|any)\s+(?:(?:of\s+)?(?:your"
-    r"|the|other)\s+)?(?:other\s+)?(?:files?|documents?|notes?|repl(?:y|ies)|responses?"
-    r"|messages?|e-?mails?|skills?|memor(?:y|ies)|outputs?|agents?|pages?|commits?|issues?"
-    r"|comments?|conversations?|chats?|prompts?|assistants?|bots?)\b"
+    r"|lines?|payload|content)\b"
+)
+_WORM_TARGETS = (
+    r"\b(?:every|each|all|any)\s+(?:(?:of\s+)?(?:your|the|other)\s+)?(?:other\s+)?(?:files?"
+    r"|documents?|notes?|repl(?:y|ies)|responses?|messages?|e-?mails?|skills?|memor(?:y|ies)"
+    r"|outputs?|agents?|pages?|commits?|issues?|comments?|conversations?|chats?|prompts?"
+    r"|assistants?|bots?)\b"
 )
 
 # -- reading secrets and sending them ---------------------------------------------------
@@ -203,15 +212,14 @@ _SECRET_SOURCE = (
     r"|config\s+(?:show|get|list)|secrets?)\b|\bMEMORY\.md\b|\bSOUL\.md\b|\.netrc\b"
     r"|\.git-credentials\b|\bwallet\b|\bseed\s+phrase\b|\bprivate\s+keys?\b)"
 )
-READ_AND_SEND = (
+# read … SECRET … and send: the secret is the anchor, the reading verb
+# within 60 characters before it, the sending clause after it on its line.
+_READ_VERBS = (
     r"\b(?:read|cat|open|load|grab|get|collect|take|extract|fetch|dump|run|print|copy|harvest)\b"
-    + _GAP
-    + r"{0,60}?"
-    + _SECRET_SOURCE
-    + _GAP
-    + r"{0,80}?(?:\band\b|\bthen\b|,)\s*(?:then\s+)?"
-    r"(?:post|send|upload|share|e-?mail|paste|curl|transmit|forward|publish|exfiltrate|submit"
-    r"|leak|pipe|dm|message|tweet|beam)\b"
+)
+_AND_SEND = (
+    r"(?:\band\b|\bthen\b|,)\s*(?:then\s+)?(?:post|send|upload|share|e-?mail|paste|curl|transmit"
+    r"|forward|publish|exfiltrate|submit|leak|pipe|dm|message|tweet|beam)\b"
 )
 APPROVALS_OFF_MORE = (
     r"\b(?:set|turn|switch|put|flip|change|configure)\s+(?:the\s+|your\s+|all\s+|herald'?s?\s+)?"
@@ -294,7 +302,7 @@ reveal_more = _finder(REVEAL_MORE)
 jailbreak_more = _finder(JAILBREAK_MORE)
 c2_register = _finder(C2_REGISTER)
 c2_tasking = _finder(C2_TASKING)
-c2_worm = _finder(C2_WORM)
-read_and_send = _finder(READ_AND_SEND)
+c2_worm = before(_WORM_TARGETS, _WORM_ORDER, 100)
+read_and_send = before(_SECRET_SOURCE, _READ_VERBS, 60, _AND_SEND)
 approvals_off_more = _finder(APPROVALS_OFF_MORE)
 download_execute = _finder(DOWNLOAD_EXECUTE)
