@@ -60,6 +60,8 @@ from herald.safety.rules_network import (
     rule_socket_tools,
 )
 from herald.safety.rules_persistence import (
+    SWITCH_HEADS,
+    WRITERS,
     check_git_environment,
     check_startup_redirects,
     check_timers,
@@ -88,7 +90,7 @@ from herald.safety.rules_workflow import (
     rule_writes,
 )
 from herald.safety.shell_ast import Script, SimpleCommand, Word
-from herald.safety.static_eval import assumed_word
+from herald.safety.static_eval import assumed_word, command_name
 
 RuleFn = Callable[[Invocation, Context], None]
 
@@ -241,6 +243,7 @@ _add((*_PYTHONS, "pip", "pip3", *(f"pip3.{m}" for m in range(6, 16)), "uv", "pip
 _add(("git",), rule_git_settings, rule_git_discard)
 _add(("systemctl", "launchctl", "loginctl", "defaults", "sfltool", "osascript", "schtasks",
       "schtasks.exe", "reg", "reg.exe", "update-rc.d", "chkconfig", "rc-update"), rule_autostart)  # fmt: skip
+_add(WRITERS, rule_startup_writes)
 _add(("truncate",), rule_truncate)
 _add(("dd",), rule_dd)
 _add(("cp", "mv"), rule_copy_move)
@@ -291,7 +294,6 @@ def check_invocation(inv: Invocation, ctx: Context) -> None:
     if inv.words[0].text.startswith(("/etc/init.d/", "/etc/rc.d/")):
         rule_initd_script(inv, ctx)
     rule_writes(inv, ctx)
-    rule_startup_writes(inv, ctx)
     check_carriers(inv, ctx)
 
 
@@ -333,8 +335,7 @@ def _check_dynamic_head(inv: Invocation, ctx: Context) -> None:
 
 
 def _check_effects(cmd: SimpleCommand, ctx: Context) -> None:
-    """The effect rules that read redirects, assignments and wrapper words
-    (issue 28); guarded so a plain command costs a few comparisons."""
+    """The effect rules that read redirects and assignments (issue 28)."""
     if cmd.redirects:
         check_socket_redirects(cmd, ctx)
         check_startup_redirects(cmd, ctx)
@@ -342,17 +343,20 @@ def _check_effects(cmd: SimpleCommand, ctx: Context) -> None:
     if cmd.assignments or (cmd.words and cmd.words[0].text in _INDEX_SETTERS):
         check_index_variables(cmd, ctx)
         check_git_environment(cmd, ctx)
-    if cmd.words:
-        check_root_switchers(cmd, ctx)
-        check_timers(cmd, ctx)
 
 
 def check_simple_command(cmd: SimpleCommand, ctx: Context) -> None:
     ctx.segments.append(cmd.source)
     check_redirects(cmd, ctx)
-    _check_effects(cmd, ctx)
+    if cmd.redirects or cmd.assignments or (cmd.words and cmd.words[0].text in _INDEX_SETTERS):
+        _check_effects(cmd, ctx)
     _check_assignments(cmd, ctx)
     inv = unwrap(cmd, ctx)
+    # wrappers were peeled off: chroot and systemd-run timers are judged on the raw words
+    peeled = inv is None or inv.words is not cmd.words
+    if peeled and cmd.words and command_name(cmd.words[0].text) in SWITCH_HEADS:
+        check_root_switchers(cmd, ctx)
+        check_timers(cmd, ctx)
     if inv is None:
         return
     _check_dynamic_head(inv, ctx)

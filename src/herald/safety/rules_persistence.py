@@ -300,14 +300,15 @@ def _judge(path: str, segment: str, ctx: Context) -> None:
 
 
 # Commands `write_targets` knows how to read (the rest write nothing it can see).
-_WRITERS = frozenset({"cp", "mv", "install", "ln", "rsync", "scp", "rcp", "tee", "sponge",
-                      "sudoedit", "truncate", "dd", "sed", "curl", "wget", "ssh-keygen"})  # fmt: skip
+# Commands `write_targets` knows how to read (dispatched by name, see
+# `herald.safety.command_rules`; the rest write nothing it can see).
+WRITERS = ("cp", "mv", "install", "ln", "rsync", "scp", "rcp", "tee", "sponge", "sudoedit",
+           "truncate", "dd", "sed", "curl", "wget", "ssh-keygen", "perl", "perl5", "ruby")  # fmt: skip
+SWITCH_HEADS = frozenset({"chroot", "systemd-run", *_RUN_PREFIXES, "pkexec", "time", "setsid",
+                          "timeout", "unshare"})  # fmt: skip
 
 
 def rule_startup_writes(inv: Invocation, ctx: Context) -> None:
-    name = inv.name
-    if name not in _WRITERS and not name.startswith(("perl", "ruby")):
-        return
     writes, _ = write_targets(inv)
     for path in writes:
         _judge(path, inv.segment, ctx)

@@ -212,8 +212,8 @@ _SECRET_SOURCE = (
     r"|config\s+(?:show|get|list)|secrets?)\b|\bMEMORY\.md\b|\bSOUL\.md\b|\.netrc\b"
     r"|\.git-credentials\b|\bwallet\b|\bseed\s+phrase\b|\bprivate\s+keys?\b)"
 )
-# read … SECRET … and send: the secret is the anchor, the reading verb
-# within 60 characters before it, the sending clause after it on its line.
+# read … SECRET … and send: a reading verb, a secret within 80 characters
+# after it, then a sending clause on the same line.
 _READ_VERBS = (
     r"\b(?:read|cat|open|load|grab|get|collect|take|extract|fetch|dump|run|print|copy|harvest)\b"
 )
@@ -297,12 +297,49 @@ def _finder(pattern: str, flags: int = _I) -> Callable[[str], Span | None]:
     return regex(pattern, flags)
 
 
-ignore_more = _finder(IGNORE_MORE)
+_IGNORE_MORE_RE = re.compile(IGNORE_MORE, _I)
+_IGNORE_MORE_VERBS = ("attention", "heed", "mind", "aside", "discard", "drop", "abandon",
+                      "neglect", "overlook", "omit", "throw", "cast", "dismiss", "suspend",
+                      "nullify", "scrap", "ditch", "follow", "disobey", "override", "came",
+                      " you ")  # fmt: skip
+
+
+def ignore_more(text: str) -> Span | None:
+    """IGNORE_MORE, run only when one of its own verbs (or "you … given",
+    "came before") is in the text: the plain "ignore" wordings are the
+    older rule's, and a text full of them should not pay twice."""
+    lower = text.lower()
+    if not any(word in lower for word in _IGNORE_MORE_VERBS):
+        return None
+    m = _IGNORE_MORE_RE.search(text)
+    return m.span() if m else None
+
+
 reveal_more = _finder(REVEAL_MORE)
 jailbreak_more = _finder(JAILBREAK_MORE)
 c2_register = _finder(C2_REGISTER)
 c2_tasking = _finder(C2_TASKING)
 c2_worm = before(_WORM_TARGETS, _WORM_ORDER, 100)
-read_and_send = before(_SECRET_SOURCE, _READ_VERBS, 60, _AND_SEND)
+_READ_RE = re.compile(_READ_VERBS, _I)
+_SECRET_SOURCE_RE = re.compile(_SECRET_SOURCE, _I)
+_AND_SEND_RE = re.compile(_AND_SEND, _I)
+
+
+def read_and_send(text: str) -> Span | None:
+    """Anchored on the reading verbs (rarer than secret words in repeated
+    text) and bounded per verb, so the cost follows the number of verbs."""
+    for m in islice(_READ_RE.finditer(text), 1000):
+        stop = text.find("\n", m.end(), m.end() + 80)
+        secret = _SECRET_SOURCE_RE.search(text, m.end(), stop if stop >= 0 else m.end() + 80)
+        if secret is None:
+            continue
+        line_end = text.find("\n", secret.end(), secret.end() + 400)
+        end = line_end if line_end >= 0 else secret.end() + 400
+        send = _AND_SEND_RE.search(text, secret.end(), end)
+        if send is not None:
+            return m.start(), send.end()
+    return None
+
+
 approvals_off_more = _finder(APPROVALS_OFF_MORE)
 download_execute = _finder(DOWNLOAD_EXECUTE)
