@@ -293,11 +293,9 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "c2.heartbeat": ("every", "hourly"),
     "c2.tasking": ("task", "order", "command", "instruction", "payload", "mission", "job", "work"),
     "c2.worm": ("this", "these", "the above", "the following"),
-    # the secret is the anchor: without one of these words there is nothing to send
-    "exfiltration.read_and_send": (".env", "id_", "ssh", "credential", "api", "key", "token",
-                                   "secret", "password", "cookie", "keychain", ".herald",
-                                   "config.yaml", "state.db", "auth.json", "herald", "memory.md",
-                                   "soul.md", "netrc", "wallet", "seed", "private"),
+    # anchored on the reading verb (the finder checks secret and sending clause)
+    "exfiltration.read_and_send": ("read", "cat", "open", "load", "grab", "get", "collect", "take",
+                                   "extract", "fetch", "dump", "run", "print", "copy", "harvest"),
     "command.download_execute": (" it",),
     "command.dangerous": ("run", "exec", "type", "enter", "invoke", "paste"),
     "override.secrecy": ("tell", "inform", "notify", "alert", "warn", "without", "keep", "hide",
