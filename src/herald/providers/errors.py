@@ -137,7 +137,19 @@ CONTEXT_OVERFLOW_WORDING = _re(
     r"larger than the max context size|context shift is disabled|n_ctx_slot|"
     r"exceeds? the (?:slot'?s? )?context size|context size (?:has been )?exceeded|"
     # Ollama
-    r"exceeded max context length|exceeds? the context length|prompt too long"
+    r"exceeded max context length|exceeds? the context length|prompt too long|"
+    # llama.cpp KV cache, Gemini, Moonshot, DashScope (Qwen)
+    r"not enough space in the context|input token count .{0,40}exceeds|"
+    r"exceeded model token limit|range of input length should be|"
+    # Chinese-language servers (Zhipu, Qwen, Moonshot, Baichuan, DeepSeek mirrors)
+    r"上下文(?:长度|窗口)?.{0,12}(?:超|过长|已满|限制)|"
+    r"(?:超过|超出)了?.{0,12}(?:上下文|最大长度|最大输入|token|令牌)|"
+    r"(?:输入|提示词?|prompt|请求).{0,10}(?:超长|过长)|token\s*数.{0,6}(?:超过|超出)"
+)
+# A wait the server names in words: "try again in 20 minutes", "retry in 45s".
+WAIT_WORDING = _re(
+    r"(?:try|retry)(?: again)? in (?:about |approximately )?(\d+(?:\.\d+)?)\s*"
+    r"(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b"
 )
 
 RULES: list[Rule] = [
@@ -152,7 +164,8 @@ RULES: list[Rule] = [
     Rule(
         FailoverReason.CONTEXT_OVERFLOW,
         statuses=_HTTP_AND_STREAM_ERRORS,
-        code=_re(r"context_length_exceeded|exceed_context_size|context_window"),
+        # Zhipu (GLM) numbers its errors: 1261 is "prompt too long"
+        code=_re(r"context_length_exceeded|exceed_context_size|context_window|^1261$"),
         error_type=_re(r"exceed_context_size"),
         message=CONTEXT_OVERFLOW_WORDING,
     ),
@@ -170,13 +183,26 @@ RULES: list[Rule] = [
     Rule(
         FailoverReason.CONTENT_POLICY,
         not_statuses=frozenset({401, 402, 429}),
-        code=_re(r"content_filter|content_policy|content_policy_violation|moderation|safety"),
+        code=_re(
+            r"content_filter|content_policy|content_policy_violation|moderation|safety|"
+            r"responsibleaipolicyviolation"
+        ),
         error_type=_re(r"content_filter|content_policy"),
         message=_re(
             r"content (?:management )?polic|content filter|safety (?:system|filter)|"
-            r"flagged (?:as|by|for)|responsible ai|violates? (?:our|the) (?:usage )?polic"
+            r"flagged (?:as|by|for)|responsible ?ai|violates? (?:our|the) (?:usage )?polic"
         ),
     ),
+    # Throttling is a wait, whatever the status (Alibaba sends it as 400 or 503).
+    Rule(
+        FailoverReason.RATE_LIMIT,
+        not_statuses=frozenset({401, 402}),
+        code=_re(r"^throttl"),
+        message=_re(r"rate increased too quickly|\bthrottl(?:ed|ing)\b"),
+    ),
+    # A 402 that names a wait is a usage window, not an empty account: retry
+    # after it instead of benching the key as if it had no credit.
+    Rule(FailoverReason.RATE_LIMIT, statuses=frozenset({402}), message=WAIT_WORDING),
     Rule(FailoverReason.BILLING, statuses=frozenset({402})),
     Rule(
         FailoverReason.BILLING,
@@ -210,6 +236,14 @@ RULES: list[Rule] = [
         FailoverReason.RATE_LIMIT,
         code=_re(r"rate_limit"),
         error_type=_re(r"rate_limit"),
+    ),
+    # A 5xx whose body calls the request invalid will fail the same way again.
+    Rule(
+        FailoverReason.INVALID_REQUEST,
+        status_range=(500, 599),
+        code=_re(r"invalid_request"),
+        error_type=_re(r"invalid_request"),
+        message=_re(r"\"type\"\s*:\s*\"invalid_request_error\""),
     ),
     Rule(FailoverReason.OVERLOADED, statuses=frozenset({529})),
     Rule(
@@ -334,6 +368,23 @@ def reason_for(err: ProviderError) -> FailoverReason:
     return FailoverReason.UNKNOWN
 
 
+def wait_in_words(text: str) -> float | None:
+    """Seconds from "try again in 20 minutes" in an error message, or None."""
+    match = WAIT_WORDING.search(text)
+    if match is None:
+        return None
+    unit = match.group(2).lower()
+    if unit == "ms" or unit.startswith("milli"):
+        factor = 0.001
+    elif unit.startswith("h"):
+        factor = 3600.0
+    elif unit.startswith("m"):
+        factor = 60.0
+    else:
+        factor = 1.0
+    return float(match.group(1)) * factor
+
+
 def classify_error(exc: BaseException) -> ClassifiedError:
     """Classify any exception from a model call (a `ProviderError`, an SDK error, or a
     raw TimeoutError/ConnectionError/OSError)."""
@@ -346,7 +397,9 @@ def classify_error(exc: BaseException) -> ClassifiedError:
         should_compress=policy.compress,
         should_rotate_credential=policy.rotate,
         should_fallback=policy.fallback,
-        retry_after=err.retry_after,
+        retry_after=err.retry_after
+        if err.retry_after is not None or reason is not FailoverReason.RATE_LIMIT
+        else wait_in_words(f"{err.message}\n{err.body or ''}"),
         user_message=policy.user_message,
         recovery=RECOVERY[reason],
         detail=err.message,

@@ -573,6 +573,36 @@ def _pwsh_code_flag(arg: str) -> bool:
     return len(a) >= 2 and ("-command".startswith(a) or "-encodedcommand".startswith(a))
 
 
+_PWSH_VALUE_OPTIONS = ("-executionpolicy", "-windowstyle", "-workingdirectory", "-outputformat",
+                       "-inputformat", "-version", "-configurationname", "-custompipename",
+                       "-psconsolefile", "-settingsfile", "-ep", "-ex", "-wd", "-of", "-if")  # fmt: skip
+
+
+def _pwsh_bare_command(args: list[str]) -> str:
+    """powershell Get-Process; Remove-Item …: with no -Command or -File,
+    Windows PowerShell runs the remaining words as a command (pwsh treats a
+    first word that is not a .ps1 file the same way in practice), so they are
+    judged as -Command text."""
+    i = 0
+    while i < len(args):
+        a = args[i].lower()
+        if a.startswith("/") and len(a) > 1 and "/" not in a[1:] and "\\" not in a:
+            a = "-" + a[1:]
+        if not a.startswith("-") or a == "-":
+            break
+        if a in ("-f", "-fi", "-fil", "-file"):
+            return ""
+        long = len(a) >= 3 and any(o.startswith(a) for o in _PWSH_VALUE_OPTIONS)
+        takes_value = long or a in ("-w", "-v", "-o")
+        if takes_value:
+            i += 1
+        i += 1
+    rest = args[i:]
+    if not rest or rest[0] == "-" or rest[0].lower().endswith(".ps1"):
+        return ""
+    return " ".join(rest)
+
+
 def _windows_cmd(inv: Invocation, ctx: Context) -> None:
     """cmd /c CMD, cmd /k CMD, cmd /r CMD: the rest of the line is a command."""
     for i, arg in enumerate(inv.args):
@@ -603,6 +633,9 @@ def _interpreter(lang: str, inv: Invocation, ctx: Context) -> None:
             if _pwsh_code_flag(word.text):
                 _inline_code(lang, words[i + 1].text, inv, ctx)
                 return
+        bare = _pwsh_bare_command(inv.args)
+        if bare:
+            _inline_code(lang, bare, inv, ctx)
         return
     if lang == "deno":
         if inv.args[:1] == ["eval"] and len(inv.args) > 1:

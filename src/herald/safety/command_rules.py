@@ -20,7 +20,20 @@ from herald.safety.host_executed import HOST_EXECUTED_RULE, rule_git_local
 from herald.safety.invocation import Context, Invocation
 from herald.safety.long_options import BY_COMMAND, GIT_SUBCOMMANDS, expand_all
 from herald.safety.option_carriers import variable_payloads
+from herald.safety.rules_containers import (
+    check_root_switchers,
+    rule_container_host,
+    rule_kube_host,
+    rule_nsenter,
+)
 from herald.safety.rules_control import check_control_redirects, rule_control
+from herald.safety.rules_dataloss import (
+    check_emptying_redirects,
+    rule_copy_move,
+    rule_dd,
+    rule_git_discard,
+    rule_truncate,
+)
 from herald.safety.rules_destructive import (
     is_mkfs,
     rule_cd,
@@ -43,6 +56,24 @@ from herald.safety.rules_destructive import (
     rule_systemctl,
     rule_wipefs,
 )
+from herald.safety.rules_network import (
+    SOCKET_TOOLS,
+    check_socket_redirects,
+    rule_file_servers,
+    rule_socket_tools,
+)
+from herald.safety.rules_persistence import (
+    SWITCH_HEADS,
+    WRITERS,
+    check_git_environment,
+    check_startup_redirects,
+    check_timers,
+    rule_autostart,
+    rule_git_settings,
+    rule_startup_writes,
+)
+from herald.safety.rules_processes import rule_kill_lookup, rule_pattern_kill
+from herald.safety.rules_supply_chain import check_index_variables, rule_package_sources
 from herald.safety.rules_workflow import (
     IPTABLES,
     SQL_CLIENTS,
@@ -62,7 +93,7 @@ from herald.safety.rules_workflow import (
     rule_writes,
 )
 from herald.safety.shell_ast import Script, SimpleCommand, Word
-from herald.safety.static_eval import assumed_word
+from herald.safety.static_eval import assumed_word, command_name
 
 RuleFn = Callable[[Invocation, Context], None]
 
@@ -103,6 +134,14 @@ RULE_CATALOGUE: MappingProxyType[str, tuple[str, str]] = MappingProxyType({
     "dangerous.firewall": ("approval", "flushing or disabling the firewall (iptables -F, nft flush ruleset, ufw disable)"),
     HOST_EXECUTED_RULE: ("approval", "writing a project file the host runs later (.git/hooks, .git/config, .envrc, .herald/, .vscode/, .idea/ …) or git config keys that run programs"),
     **CONTROL_RULES,  # control.*: Herald's control plane (herald.safety.control_plane)
+    "dangerous.remote_shell": ("approval", "a shell or program wired to a network socket (/dev/tcp redirects, socat EXEC:, nc -e, sh -i | nc)"),
+    "dangerous.exposed_files": ("approval", "a file server on every interface serving a home, / or credentials (python -m http.server in ~)"),
+    "dangerous.persistence": ("approval", "code set to run later on its own: git settings git executes, enabled services and agents, timers, start-up files"),
+    "dangerous.system_write": ("approval", "writing into system locations outside /etc (/usr, /bin, /lib, /boot, /var, /private/var, /Library, /sys)"),
+    "dangerous.overwrite": ("approval", "destroying data without rm: truncate, : > file, dd of=, cp /dev/null outside the project, mv onto /dev/null, xargs mv/cp onto one name"),
+    "dangerous.container_host": ("approval", "containers that are root on the host (--privileged, host mounts of / or ~, docker.sock, --pid=host), nsenter, chroot"),
+    "dangerous.untrusted_package": ("approval", "package installs from non-default indexes, URLs, VCS or a download (pip -i http://…, npm install <url>)"),
+    "dangerous.kill_broad": ("approval", "killall, pkill -9 or pkill -f of patterns matching session or system processes or nearly everything"),
 })  # fmt: skip
 
 _SHUTDOWN = (rule_shutdown,)
@@ -192,9 +231,37 @@ for _name in (*IPTABLES, "nft", "ufw", "pfctl", "firewall-cmd", "netsh", "netsh.
     RULES_BY_NAME[_name] = (rule_firewall,)
 
 
+def _add(names: tuple[str, ...] | frozenset[str], *rules: RuleFn) -> None:
+    for name in names:
+        RULES_BY_NAME[name] = (*RULES_BY_NAME.get(name, ()), *rules)
+
+
+_PYTHONS = ("python", "python2", "python3", *(f"python3.{m}" for m in range(6, 16)), "pypy",
+            "pypy3", "py")  # fmt: skip
+_add(SOCKET_TOOLS, rule_socket_tools)
+_add((*_PYTHONS, "php", "busybox", "httpd", "npx", "http-server", "serve"), rule_file_servers)
+_add(("docker", "podman", "nerdctl", "finch"), rule_container_host)
+_add(("nsenter",), rule_nsenter)
+_add(("kubectl", "oc"), rule_kube_host)
+_add((*_PYTHONS, "pip", "pip3", *(f"pip3.{m}" for m in range(6, 16)), "uv", "pipx", "easy_install",
+      "npm", "pnpm", "yarn", "bun", "cnpm", "gem", "cargo", "brew", "conda", "mamba",
+      "micromamba", "uvx", "npx", "bunx", "poetry", "pdm", "rye", "hatch"),
+     rule_package_sources)  # fmt: skip
+_add(("git",), rule_git_settings, rule_git_discard)
+_add(("systemctl", "launchctl", "loginctl", "defaults", "sfltool", "osascript", "schtasks",
+      "schtasks.exe", "reg", "reg.exe", "update-rc.d", "chkconfig", "rc-update"), rule_autostart)  # fmt: skip
+_add(WRITERS, rule_startup_writes)
+_add(("truncate",), rule_truncate)
+_add(("dd",), rule_dd)
+_add(("cp", "mv"), rule_copy_move)
+_add(("pkill", "killall"), rule_pattern_kill)
+_add(("kill",), rule_kill_lookup)
+
+
 _GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
                                 "--config-env", "--super-prefix"})  # fmt: skip
 _DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset", "env"})
+_INDEX_SETTERS = _DECLARERS | {"set", "setenv"}
 
 
 def _with_texts(inv: Invocation, texts: list[str]) -> Invocation:
@@ -275,12 +342,30 @@ def _check_dynamic_head(inv: Invocation, ctx: Context) -> None:
     )
 
 
+def _check_effects(cmd: SimpleCommand, ctx: Context) -> None:
+    """The effect rules that read redirects and assignments (issue 28)."""
+    if cmd.redirects:
+        check_socket_redirects(cmd, ctx)
+        check_startup_redirects(cmd, ctx)
+        check_emptying_redirects(cmd, ctx)
+    if cmd.assignments or (cmd.words and cmd.words[0].text in _INDEX_SETTERS):
+        check_index_variables(cmd, ctx)
+        check_git_environment(cmd, ctx)
+
+
 def check_simple_command(cmd: SimpleCommand, ctx: Context) -> None:
     ctx.segments.append(cmd.source)
     check_redirects(cmd, ctx)
     check_control_redirects(cmd, ctx)
+    if cmd.redirects or cmd.assignments or (cmd.words and cmd.words[0].text in _INDEX_SETTERS):
+        _check_effects(cmd, ctx)
     _check_assignments(cmd, ctx)
     inv = unwrap(cmd, ctx)
+    # wrappers were peeled off: chroot and systemd-run timers are judged on the raw words
+    peeled = inv is None or inv.words is not cmd.words
+    if peeled and cmd.words and command_name(cmd.words[0].text) in SWITCH_HEADS:
+        check_root_switchers(cmd, ctx)
+        check_timers(cmd, ctx)
     if inv is None:
         return
     _check_dynamic_head(inv, ctx)

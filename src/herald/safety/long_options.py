@@ -121,7 +121,7 @@ GIT_SUBCOMMANDS: Mapping[str, Mapping[str, str]] = MappingProxyType(
 def expand_long(option: str, table: Mapping[str, str] | None) -> str:
     """``--forc`` -> ``--force`` (keeping any ``=value``) when the prefix
     names one meaning in table; anything else comes back unchanged."""
-    if table is None or not option.startswith("--") or len(option) < 4:
+    if table is None or not option.startswith("--") or len(option) < 3:
         return option
     key, eq, value = option.partition("=")
     if key in table:

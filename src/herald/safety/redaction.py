@@ -322,6 +322,107 @@ def _properties(text: str) -> str:
     return text
 
 
+# A secret-named field in any spelling: a prefix (``raw_``, ``db``, ``app.api.``,
+# camelCase), one secret word, and at most a ``key``/``value`` tail, so
+# ``stripeSecretKey`` and ``app.api.key`` match while ``password_hint``,
+# ``max_tokens`` and ``secretary`` do not.
+_STRONG_WORDS = (
+    r"password|passwd|passphrase|secret|api[._-]?key|apikey|private[._-]?key|access[._-]?key"
+    r"|signing[._-]?key|credentials?"
+)
+_GENERIC_NAME = r"[\w.-]{0,64}?(?:(" + _STRONG_WORDS + r")|token)(?:[._-]?(?:key|value|string))?"
+_GENERIC_JSON_RE = re.compile(
+    r'(?i)("' + _GENERIC_NAME + r'"\s*:\s*")((?:[^"\\\n]|\\.){1,8000})(")'
+)
+_GENERIC_LINE_RE = re.compile(
+    r"(?im)^([ \t]{0,64}(?:-[ \t]+|export[ \t]+)?[\"']?"
+    + _GENERIC_NAME
+    + r"[\"']?[ \t]*[=:][ \t]*)([\"']?)([^\s\"'#;][^\n\"']{0,4000}?)(\3)[ \t]*$"
+)
+_CLI_SECRET_RE = re.compile(
+    r"(?i)(?<![\w-])(--(?:[a-z0-9]+[-_.]){0,4}?(?:(" + _STRONG_WORDS + r")|token|auth[-_]token)"
+    r"(?:[-_.]?(?:key|value|token))?(?:=|[ \t]+))(\"[^\"\n]{1,4000}\"|'[^'\n]{1,4000}'|[^\s\"'-][^\s]{0,4000})"
+)
+# <password>x</password>, <apiKey>x</apiKey>: XML and HTML-ish config
+_XML_SECRET_RE = re.compile(
+    r"(?i)(<([\w.-]{0,64}?(?:(" + _STRONG_WORDS + r")|token)(?:[._-]?(?:key|value|string))?)>)"
+    r"([^<\n]{1,4000})(</\2>)"
+)
+_NETRC_CONTEXT_RE = re.compile(
+    r"(?im)^[ \t]*(?:machine[ \t]+(?:localhost|[\w-]{1,63}(?:\.[\w-]{1,63}){1,8})"
+    r"|default[ \t]+login)\b"
+)
+_NETRC_PASSWORD_RE = re.compile(
+    r"(?im)^((?:[ \t]*(?:machine|default)\b[^\n]{0,400}?[ \t])?[ \t]*(?:password|account)[ \t]+)"
+    r"(\"[^\"\n]{1,400}\"|'[^'\n]{1,400}'|\S{1,400})"
+)
+
+
+def _strong_value(value: str) -> bool:
+    """A value behind a strong secret name (password, secret, api key): any
+    word of four characters or more that is not a placeholder, code or path."""
+    value = value.strip().strip("\"'")
+    if len(value) < 4 or _is_placeholder(value) or value == MASK:
+        return False
+    return not (_CODE_VALUE_RE.search(value) or value.startswith(("/", "~/", "./", "../")))
+
+
+def _generic_ok(strong: str | None, name: str, value: str) -> bool:
+    return _strong_value(value) if strong else _value_is_secret(name, value)
+
+
+def _mask_generic_json(match: re.Match[str]) -> str:
+    head, strong, value, close = match.groups()
+    if not _generic_ok(strong, head, value):
+        return match.group()
+    return f"{head}{MASK}{close}"
+
+
+def _mask_generic_line(match: re.Match[str]) -> str:
+    head, strong, quote, value, close = match.groups()
+    if not _generic_ok(strong, head.strip(" \t=:\"'-"), value):
+        return match.group()
+    return f"{head}{quote}{MASK}{close}"
+
+
+def _mask_cli(match: re.Match[str]) -> str:
+    head, strong, value = match.groups()
+    if not _generic_ok(strong, head, value):
+        return match.group()
+    return head + MASK
+
+
+def _mask_xml(match: re.Match[str]) -> str:
+    head, tag, strong, value, close = match.groups()
+    if not _generic_ok(strong, tag, value):
+        return match.group()
+    return f"{head}{MASK}{close}"
+
+
+def _secret_fields(text: str) -> str:
+    if '"' in text:
+        text = _GENERIC_JSON_RE.sub(_mask_generic_json, text)
+    if "=" in text or ":" in text:
+        text = _GENERIC_LINE_RE.sub(_mask_generic_line, text)
+    if "--" in text:
+        text = _CLI_SECRET_RE.sub(_mask_cli, text)
+    if "</" in text:
+        text = _XML_SECRET_RE.sub(_mask_xml, text)
+    return text
+
+
+def _netrc(text: str) -> str:
+    """``machine host login me password x``: .netrc entries, one line or many."""
+    if ("password" not in text and "account" not in text) or not _NETRC_CONTEXT_RE.search(text):
+        return text
+
+    def mask(match: re.Match[str]) -> str:
+        head, value = match.groups()
+        return match.group() if value == MASK or _is_placeholder(value) else head + MASK
+
+    return _NETRC_PASSWORD_RE.sub(mask, text)
+
+
 # Named rules, applied in this order (`redaction_rules` reports which fired).
 RULES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("private_key", _redact_pem),
@@ -333,6 +434,8 @@ RULES: tuple[tuple[str, Callable[[str], str]], ...] = (
     ("env_assignment", _env),
     ("json_field", _json),
     ("properties_secret", _properties),
+    ("secret_field", _secret_fields),
+    ("netrc_password", _netrc),
 )
 
 

@@ -64,8 +64,10 @@ _SECRET_NOUN_RE = re.compile(
     r"\b(?:secrets?|api[\s_-]?keys?|access\s+keys?|tokens?|credentials?|passwords?|passphrases?"
     r"|private\s+keys?|ssh\s+keys?|env(?:ironment)?\s+var(?:iable)?s?|id_rsa|id_ed25519|cookies?"
     r"|keychain|wallet|seed\s+phrase|memories|memory\s+files?|conversation\s+history|chat\s+(?:history"
-    r"|logs?)|state\.db|(?:MEMORY|USER|SOUL)\.md)\b|\.env\b|~/\.ssh\b|\.aws/credentials\b"
-    r"|~/\.herald\b",
+    r"|logs?)|state\.db|(?:MEMORY|USER|SOUL)\.md|(?:entire|whole|full|complete)\s+(?:context"
+    r"|conversation|chat|transcript|history|session)|conversation(?!\s+(?:summary|summaries|notes"
+    r"|recap|digest|highlights))|transcripts?|system\s+prompt|context\s+window)\b|\.env\b"
+    r"|~/\.ssh\b|\.aws/credentials\b|~/\.herald\b",
     _I,
 )
 # "the webhook in my .env", "the token from .env": where a setting lives, not what is sent
@@ -75,8 +77,13 @@ _LOCATION_BEFORE_RE = re.compile(
 )
 _DESTINATION_RE = re.compile(
     r"https?://|\bwebhook\b|@(?<=[\w.+-]@)[\w-]{1,63}\.[a-z]{2,24}\b|\bpastebin\b|\bngrok\b"
-    r"|\bto\s+(?:this|my|our|the\s+following|an?\s+external)\s+(?:server|endpoint|url|address"
-    r"|host|e-?mail|inbox)\b",
+    r"|\b(?:to|with)\s+(?:(?:this|my|our|the\s+following|an?\s+external)\s+(?:server|endpoint|url"
+    r"|address|host|e-?mail|inbox)\b"
+    # without a scheme: a bare host or address, or "an external service"
+    r"|(?:[a-z0-9-]{1,63}\.){1,6}(?:com|net|org|io|dev|app|xyz|ru|cn|sh|me|co|info|biz|top|site"
+    r"|online|cloud|ai|tk|cc|pw|link|example|onion|zip)\b|\d{1,3}(?:\.\d{1,3}){3}\b"
+    r"|(?:an?\s+|the\s+|some\s+)?(?:external|outside|third[\s-]party|remote|public|untrusted"
+    r"|unknown)\s+(?:service|server|endpoint|site|host|api|address|location|party|url)\b)",
     _I,
 )
 _SEND_VERB_RE = re.compile(

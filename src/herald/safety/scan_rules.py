@@ -17,6 +17,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from herald.safety.scan_agent import (
+    approvals_off_more,
+    c2_heartbeat,
+    c2_register,
+    c2_tasking,
+    c2_worm,
+    dangerous_command,
+    download_execute,
+    either,
+    ignore_more,
+    jailbreak_more,
+    read_and_send,
+    reveal_more,
+)
 from herald.safety.scan_match import Span, before, regex
 from herald.safety.scan_matchers import (
     ARCHIVERS,
@@ -83,6 +97,7 @@ _NEW_INSTRUCTIONS = (
 _REVEAL = (
     r"\b(?:reveal|print|show|leak|repeat|output)\s+(?:your|the)\s+(?:full\s+)?(?:system\s+prompt"
     r"|hidden\s+(?:prompt|instructions)|initial\s+instructions)\b"
+    r"(?!\s+(?:template|file|docs?|examples?|format|design|section|guide)s?\b)"
 )
 _PEOPLE = r"(?:user|owner|human|operator)"
 _SECRECY = (
@@ -180,13 +195,15 @@ _SUDOERS_FIND = before(_SUDOERS, _SUDOERS_VERBS, 80)
 
 _TABLE: tuple[ScanRule, ...] = (
     ScanRule("override.ignore_instructions", "instruction_override",
-             "tells the model to ignore the instructions it was given", regex(_IGNORE)),
+             "tells the model to ignore the instructions it was given",
+             either(regex(_IGNORE), ignore_more)),
     ScanRule("override.jailbreak", "instruction_override",
-             "tries to switch the model into an unrestricted persona", regex(_JAILBREAK)),
+             "tries to switch the model into an unrestricted persona",
+             either(regex(_JAILBREAK), jailbreak_more)),
     ScanRule("override.new_instructions", "instruction_override",
              "replaces the model's instructions with new ones", regex(_NEW_INSTRUCTIONS)),
     ScanRule("override.reveal_prompt", "instruction_override",
-             "asks the model to reveal its system prompt", regex(_REVEAL)),
+             "asks the model to reveal its system prompt", either(regex(_REVEAL), reveal_more)),
     ScanRule("override.secrecy", "instruction_override",
              "asks the model to hide what it does from its owner", regex(_SECRECY)),
     ScanRule("override.banner", "instruction_override",
@@ -197,12 +214,25 @@ _TABLE: tuple[ScanRule, ...] = (
              "asks the model to decode hidden text and act on it", regex(_ENCODED)),
     ScanRule("override.remote_instructions", "instruction_override",
              "takes orders from a remote URL (command-and-control)", remote_instructions),
+    ScanRule("c2.register", "instruction_override",
+             "tells the agent to register with a command-and-control server", c2_register),
+    ScanRule("c2.heartbeat", "instruction_override",
+             "tells the agent to report in to a remote host on a timer (a C2 heartbeat)",
+             c2_heartbeat),
+    ScanRule("c2.tasking", "instruction_override",
+             "tells the agent to pull its tasks or orders from a remote controller", c2_tasking),
+    ScanRule("c2.worm", "instruction_override",
+             "tells the agent to copy this text into everything it writes (a prompt worm)",
+             c2_worm),
     ScanRule("marker.chat_template", "role_marker",
              "a chat-template or role marker that can pose as conversation structure",
              regex(_ROLE_MARKER, re.I | re.M)),
     ScanRule("exfiltration.prose", "exfiltration",
              "asks to send secrets, keys or Herald's memory and state to an outside destination",
              prose_exfiltration),
+    ScanRule("exfiltration.read_and_send", "exfiltration",
+             "tells the agent to read secrets or Herald's own keys and state and send them on",
+             read_and_send),
     ScanRule("exfiltration.command", "exfiltration",
              "a command that uploads secret files or the environment", command_exfiltration),
     ScanRule("exfiltration.secret_variable", "exfiltration",
@@ -227,11 +257,17 @@ _TABLE: tuple[ScanRule, ...] = (
              "grants root without a password (sudoers)",
              lambda t: _NOPASSWD_FIND(t) or _SUDOERS_FIND(t)),
     ScanRule("persistence.approvals_off", "persistence",
-             "turns Herald's command approvals or safety checks off", regex(_APPROVALS_OFF)),
+             "turns Herald's command approvals or safety checks off",
+             either(regex(_APPROVALS_OFF), approvals_off_more)),
     ScanRule("persistence.wipe_memory", "persistence",
              "destroys Herald's memory, skills or history", regex(_WIPE_MEMORY)),
     ScanRule("command.pipe_to_shell", "remote_code",
              "runs code downloaded from the network", pipe_to_shell),
+    ScanRule("command.download_execute", "remote_code",
+             "tells the agent to download something and run it", download_execute),
+    ScanRule("command.dangerous", "remote_code",
+             "tells the agent to run a command that opens a shell, plants persistence, ships "
+             "secrets, kills Herald or destroys the system", dangerous_command),
     ScanRule("hidden.html_comment", "hidden_text",
              "instructions for the model hidden in an HTML comment", html_comment),
     ScanRule("hidden.css", "hidden_text",
@@ -245,10 +281,23 @@ _TABLE: tuple[ScanRule, ...] = (
 
 # A rule runs only when the lower-cased text holds one of its needles.
 _NEEDLES: dict[str, tuple[str, ...]] = {
-    "override.ignore_instructions": ("ignore", "disregard", "forget", "override", "bypass", "skip"),
-    "override.jailbreak": ("you", "act", "behave", "pretend", "respond"),
+    "override.ignore_instructions": ("ignore", "disregard", "forget", "override", "bypass", "skip",
+                                     "attention", "aside", "discard", "drop", "abandon",
+                                     "neglect", "overlook", "omit", "throw", "cast", "dismiss",
+                                     "suspend", "nullify", "scrap", "ditch", "follow", "disobey"),
+    "override.jailbreak": ("you", "act", "behave", "pretend", "respond", "without", "filter",
+                           "as if", "with no", "free of", "free from"),
     "override.new_instructions": ("instructions", "prompt", "forget", "your", "now", "disregard"),
-    "override.reveal_prompt": ("prompt", "instructions"),
+    "override.reveal_prompt": ("prompt", "instructions", "rules", "system message", "above"),
+    "c2.register": ("register", "enrol", "sign up", "announce", "check in", "report in"),
+    "c2.heartbeat": ("every", "hourly"),
+    "c2.tasking": ("task", "order", "command", "instruction", "payload", "mission", "job", "work"),
+    "c2.worm": ("this", "these", "the above", "the following"),
+    # anchored on the reading verb (the finder checks secret and sending clause)
+    "exfiltration.read_and_send": ("read", "cat", "open", "load", "grab", "get", "collect", "take",
+                                   "extract", "fetch", "dump", "run", "print", "copy", "harvest"),
+    "command.download_execute": (" it",),
+    "command.dangerous": ("run", "exec", "type", "enter", "invoke", "paste"),
     "override.secrecy": ("tell", "inform", "notify", "alert", "warn", "without", "keep", "hide",
                          "mention", "reveal", "disclose", "report", "admit", "let"),
     "override.banner": ("override", "mode", "message", "notice", "instruction", "prompt",

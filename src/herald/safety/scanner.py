@@ -45,6 +45,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from herald.safety.redaction import redact
+from herald.safety.scan_agent import fold
 from herald.safety.scan_rules import INVISIBLE_RULES, RULES, SCAN_RULES
 
 SCAN_KINDS = frozenset({"memory", "context_file", "cron_prompt", "skill", "script", "webhook"})
@@ -185,10 +186,21 @@ def scan_text(text: str, *, kind: str, lenient: bool = False) -> ScanResult:
     clean = _clean(text)
     offsets: list[int] | None = None
     lowered = clean.lower()
+    folded: str | None = None
+    folded_lower = ""
     for rule in RULES:
-        if rule.needles and not any(n in lowered for n in rule.needles):
-            continue
-        span = rule.find(clean)
+        span = None
+        if not rule.needles or any(n in lowered for n in rule.needles):
+            span = rule.find(clean)
+        if span is None and rule.category == "instruction_override":
+            # "1gn0re", "іgnоrе": orders spelled in leetspeak or look-alike letters
+            if folded is None:
+                folded = fold(clean)
+                folded_lower = folded.lower()
+            if folded != clean and (
+                not rule.needles or any(n in folded_lower for n in rule.needles)
+            ):
+                span = rule.find(folded)
         if span is None:
             continue
         detail = _excerpt(clean[span[0] : span[1]])
