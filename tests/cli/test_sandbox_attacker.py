@@ -65,9 +65,12 @@ def test_the_audit_attack_unattended_in_bwrap(isolated_env: Path, fake_llm, tmp_
     assert proc.returncode == 0, proc.stderr
     results = [m["content"] for m in fake_llm.model_requests()[-1].messages if m["role"] == "tool"]
     assert len(results) == len(ATTACKS)
-    for (name, args), result in zip(ATTACKS[:-1], results[:-1], strict=True):
-        assert "no one can approve" in result, (name, args, result)
-    assert "private-ok" in results[-1]  # the sandbox's own /tmp stays relaxed
+    for (name, args), result in zip(ATTACKS, results, strict=True):
+        refused = ("no one can approve", "Not run:", "Not written:")
+        assert any(word in result for word in refused), (name, args, result)
+    # Unattended, even the sandbox's own /tmp is not relaxed: relaxation answers for a
+    # person who is there (tests/environments/test_sandbox_approvals.py).
+    assert "private-ok" not in results[-1]
     assert (work / "src" / "app.py").read_text() == "print(2)  # uncommitted work\n"
     assert (work / "notes.txt").exists() and (work / ".git" / "HEAD").exists()
     assert not (work / ".git" / "hooks" / "post-checkout").exists()

@@ -58,7 +58,10 @@ def herald(*args: str, cwd: Path | None = None, timeout: float = 60) -> subproce
 
 
 def _home(isolated_env: Path, fake_llm, plugins: dict) -> Path:
-    make_home(isolated_env, merge(fake_model_config(fake_llm), {"plugins": plugins}))
+    # `touch *` is the owner's unattended allow pattern: the refusals below are the
+    # plugins' hooks, not the unattended allowlist.
+    extra = {"plugins": plugins, "approvals": {"unattended_allow": ["touch *"]}}
+    make_home(isolated_env, merge(fake_model_config(fake_llm), extra))
     return isolated_env
 
 
