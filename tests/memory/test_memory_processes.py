@@ -43,6 +43,7 @@ if action == "add-many":
     for n in range(int(sys.argv[4])):
         result = memory.add("memory", f"{sys.argv[3]} note {n}")
         assert result.success, result.message
+    print("added", sys.argv[4], flush=True)
 elif action == "replace":
     memory.entries("memory")
     result = memory.replace("memory", sys.argv[3], sys.argv[4])
@@ -52,7 +53,11 @@ elif action == "replace":
 
 def run_writer(tmp_path: Path, home: Path, *args: str) -> subprocess.Popen[str]:
     script = tmp_path / "writer.py"
-    script.write_text(WRITER, encoding="utf-8")
+    # Written once: rewriting it for the next writer truncates it while an earlier one
+    # may be starting, and Python runs a truncated script as an empty one and exits 0
+    # having added nothing (issue 38: one writer's 15 entries "lost", all writers fine).
+    if not script.exists():
+        script.write_text(WRITER, encoding="utf-8")
     return subprocess.Popen(
         [sys.executable, str(script), str(home), *args],
         stdin=subprocess.PIPE,
@@ -68,8 +73,9 @@ def test_concurrent_processes_lose_no_entries(tmp_path):
         run_writer(tmp_path, settings.home.root, "add-many", f"proc{i}", "15") for i in range(3)
     ]
     for writer in writers:
-        _, err = writer.communicate(timeout=60)
+        out, err = writer.communicate(timeout=60)
         assert writer.returncode == 0, err
+        assert out.strip() == "added 15", err  # it ran the script, not an empty file
     text = (settings.home.memories_dir / "MEMORY.md").read_text(encoding="utf-8")
     entries = parse_entries(text)
     assert len(entries) == 45
