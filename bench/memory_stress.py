@@ -41,30 +41,63 @@ from herald.config import HeraldHome
 from herald.config.schema_memory import MemoryConfig
 from herald.memory import BuiltinMemory
 import herald.memory.files as files_module
+try:
+    import herald.config.shared_file as shared
+except ImportError:  # the code before issue 38: MemoryFiles.locked held a filelock.FileLock
+    shared = None
 
-home, name, adds, go, probe = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-overlaps = 0
-if probe == "1":
-    sentinel = Path(home) / "holder.sentinel"
-    original = files_module.MemoryFiles.locked
+home, name, adds, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+probe, lock_kind = sys.argv[5], sys.argv[6]
+
+if lock_kind == "filelock" and shared is not None:
+    from filelock import FileLock
 
     @contextlib.contextmanager
-    def probed(self, target):
-        global overlaps
-        with original(self, target):
-            try:
-                fd = os.open(sentinel, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                overlaps += 1  # another process is inside its lock right now
-                yield
-                return
-            os.close(fd)
-            try:
-                yield
-            finally:
-                os.unlink(sentinel)
+    def filelock_lock(path, *, timeout=10.0):
+        with FileLock(str(shared.lock_path_for(path)), timeout=timeout):
+            yield
 
-    files_module.MemoryFiles.locked = probed
+    shared.shared_file_lock = filelock_lock
+
+overlaps = 0
+
+
+@contextlib.contextmanager
+def sentinel_held():
+    # Taken just inside the lock: if it already exists, another process is inside too.
+    global overlaps
+    sentinel = Path(home) / "holder.sentinel"
+    try:
+        fd = os.open(sentinel, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        overlaps += 1
+        yield
+        return
+    os.close(fd)
+    try:
+        yield
+    finally:
+        os.unlink(sentinel)
+
+
+if probe == "1" and shared is None:
+    original_locked = files_module.MemoryFiles.locked
+
+    @contextlib.contextmanager
+    def probed_locked(self, target):
+        with original_locked(self, target), sentinel_held():
+            yield
+
+    files_module.MemoryFiles.locked = probed_locked
+elif probe == "1":
+    original_lock = shared.shared_file_lock
+
+    @contextlib.contextmanager
+    def probed_lock(path, *, timeout=10.0):
+        with original_lock(path, timeout=timeout), sentinel_held():
+            yield
+
+    shared.shared_file_lock = probed_lock
 
 memory = BuiltinMemory(HeraldHome(Path(home)), MemoryConfig(memory_char_limit=10_000_000))
 while not os.path.exists(go):
@@ -93,7 +126,9 @@ def _delete_when_filled(memories: Path, entries: int, stop: threading.Event) -> 
         time.sleep(0.001)
 
 
-def run_trial(root: Path, procs: int, adds: int, probe: bool, delete_at: int = 0) -> dict[str, int]:
+def run_trial(
+    root: Path, procs: int, adds: int, probe: bool, lock: str, delete_at: int = 0
+) -> dict[str, int]:
     settings = make_home(root / "home")
     home = settings.home.root
     script = root / "writer.py"
@@ -101,7 +136,16 @@ def run_trial(root: Path, procs: int, adds: int, probe: bool, delete_at: int = 0
     go = root / "go"
     writers = [
         subprocess.Popen(
-            [sys.executable, str(script), str(home), f"w{i}", str(adds), str(go), str(int(probe))],
+            [
+                sys.executable,
+                str(script),
+                str(home),
+                f"w{i}",
+                str(adds),
+                str(go),
+                str(int(probe)),
+                lock,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -155,6 +199,12 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=0, help="extra busy-loop processes")
     parser.add_argument("--probe", action="store_true", help="count overlapping lock holders")
     parser.add_argument(
+        "--lock",
+        choices=("herald", "filelock"),
+        default="herald",
+        help="the lock update_shared_file takes: its own flock, or filelock.FileLock instead",
+    )
+    parser.add_argument(
         "--delete-home-at",
         type=int,
         default=0,
@@ -170,7 +220,7 @@ def main() -> None:
     ).stdout.strip()
     print(
         f"procs={args.procs} adds={args.adds} trials={args.trials} load={args.load} "
-        f"probe={args.probe} delete_home_at={args.delete_home_at} filelock={version or 'not importable'}"
+        f"probe={args.probe} lock={args.lock} delete_home_at={args.delete_home_at} filelock={version or 'not importable'}"
     )
     busy = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(args.load)]
     totals = {"lost": 0, "acked": 0, "failed": 0, "crashed": 0, "overlaps": 0}
@@ -180,7 +230,9 @@ def main() -> None:
         for trial in range(args.trials):
             root = Path(tempfile.mkdtemp(prefix="memlock-stress-"))
             try:
-                result = run_trial(root, args.procs, args.adds, args.probe, args.delete_home_at)
+                result = run_trial(
+                    root, args.procs, args.adds, args.probe, args.lock, args.delete_home_at
+                )
             finally:
                 shutil.rmtree(root, ignore_errors=True)
             for key, value in result.items():

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from herald.cli.common import fail, profile_of
+from herald.config import update_shared_file
 
 PROVIDERS = ("openai", "anthropic", "openrouter", "custom", "local")
 KEY_NAMES = {
@@ -21,16 +21,19 @@ KEY_NAMES = {
 
 
 def upsert_env(path: Path, name: str, value: str) -> None:
-    """Set NAME=value in a .env file, keeping every other line; written atomically and
-    readable only by the owner."""
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    kept = [line for line in lines if line.split("=", 1)[0].strip() != name]
-    kept.append(f"{name}={value}")
-    fd, tmp = tempfile.mkstemp(prefix=".env.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(kept) + "\n")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    """Set NAME=value in a .env file, keeping every other line (also one another process
+    adds meanwhile: herald.config.shared_file); written atomically and readable only by
+    the owner."""
+
+    def put(text: str | None) -> tuple[str, None]:
+        lines = (text or "").splitlines()
+        kept = [line for line in lines if line.split("=", 1)[0].strip() != name]
+        kept.append(f"{name}={value}")
+        return "\n".join(kept) + "\n", None
+
+    if path.exists():  # secrets stay owner-only, also in a .env created looser
+        os.chmod(path, 0o600)
+    update_shared_file(path, put)  # a new file is owner-only; a replaced one keeps its mode
 
 
 def setup(
@@ -48,10 +51,8 @@ def setup(
     from herald.config import (
         ConfigError,
         ProfileNameError,
-        read_raw,
         resolve_home,
-        validate,
-        write_raw,
+        update_raw,
     )
 
     try:
@@ -88,21 +89,21 @@ def setup(
             or None
         )
 
-    data = read_raw(home.config_path)
-    section = data.setdefault("model", {})
-    if not isinstance(section, dict):
-        fail(f"config error in {home.config_path}: 'model' is not a section")
-    section["provider"] = provider
-    for key, value in (("name", model), ("base_url", base_url)):
-        if value:
-            section[key] = value
-        elif key == "base_url" and provider != "custom":
-            section.pop(key, None)
+    def set_model(data: dict[str, Any]) -> None:
+        section = data.setdefault("model", {})
+        if not isinstance(section, dict):
+            raise ConfigError(f"config error in {home.config_path}: 'model' is not a section")
+        section["provider"] = provider
+        for key, value in (("name", model), ("base_url", base_url)):
+            if value:
+                section[key] = value
+            elif key == "base_url" and provider != "custom":
+                section.pop(key, None)
+
     try:
-        validate(home.config_path, data)
+        update_raw(home.config_path, set_model)  # re-read under the lock: concurrent edits stay
     except ConfigError as exc:
         fail(str(exc))
-    write_raw(home.config_path, data)
     if key_name and api_key:
         upsert_env(home.env_path, key_name, api_key)
     typer.echo(f"saved provider {provider} in {home.config_path}", err=True)

@@ -21,6 +21,7 @@ from herald.config.loader import (
     parse_value,
     read_raw,
     set_value,
+    update_raw,
     validate,
     write_raw,
 )
@@ -34,6 +35,11 @@ from herald.config.schema import (
 )
 from herald.config.schema_budget import BudgetConfig, ModelPricing, SourceBudget
 from herald.config.secrets import MissingSecretError, Secrets
+from herald.config.shared_file import (
+    SharedFileConflict,
+    SharedFileLockTimeout,
+    update_shared_file,
+)
 
 
 @dataclass
@@ -77,6 +83,8 @@ __all__ = [
     "ProviderName",
     "Secrets",
     "Settings",
+    "SharedFileConflict",
+    "SharedFileLockTimeout",
     "SourceBudget",
     "base_home",
     "load_config",
@@ -85,6 +93,8 @@ __all__ = [
     "read_raw",
     "resolve_home",
     "set_value",
+    "update_raw",
+    "update_shared_file",
     "validate",
     "validate_profile_name",
     "with_turn_cap",
