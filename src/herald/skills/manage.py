@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from herald.config.shared_file import SharedFileConflict, update_shared_file
-from herald.skills.files import LOCK_TIMEOUT_SECONDS, atomic_write, library_lock
+from herald.config.shared_file import SharedFileConflict, atomic_write, update_shared_file
+from herald.skills.files import LOCK_TIMEOUT_SECONDS, library_lock
 from herald.skills.validation import (
     MAX_NAME_CHARS,
     NAME_RE,
