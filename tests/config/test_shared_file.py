@@ -46,6 +46,18 @@ update_shared_file(
 print(f"transform runs {len(runs)}", flush=True)
 """
 
+APPENDER = """
+import sys
+from pathlib import Path
+from herald.config.shared_file import append_shared_file
+
+path, who = Path(sys.argv[1]), sys.argv[2]
+for n in range(5):
+    # Records far larger than one buffered write, so an unlocked append could interleave.
+    append_shared_file(path, f"<{who}-{n}>" + who * 200_000 + f"</{who}-{n}>\\n")
+print("appended", flush=True)
+"""
+
 HOLDER = """
 import sys
 from pathlib import Path
@@ -58,7 +70,8 @@ with shared_file_lock(Path(sys.argv[1])):
 
 
 def start(tmp_path: Path, source: str, *args: str) -> subprocess.Popen[str]:
-    script = tmp_path / ("writer.py" if source is WRITER else "holder.py")
+    names = {WRITER: "writer.py", HOLDER: "holder.py", APPENDER: "appender.py"}
+    script = tmp_path / names[source]
     # Written once: rewriting a script another process is starting on can hand it a
     # truncated file, which Python runs as an empty one and exits 0.
     if not script.exists():
@@ -114,6 +127,16 @@ def test_many_processes_appending_lose_no_line(tmp_path):
     for writer in writers:
         assert "transform runs" in finish(writer)
     assert sorted(path.read_text(encoding="utf-8").splitlines()) == [f"line {i}" for i in range(4)]
+
+
+def test_appends_from_processes_stay_whole_records(tmp_path):
+    path = tmp_path / "cron.log"
+    appenders = [start(tmp_path, APPENDER, str(path), who) for who in "abc"]
+    for appender in appenders:
+        assert finish(appender).strip() == "appended"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    expected = {f"<{w}-{n}>" + w * 200_000 + f"</{w}-{n}>" for w in "abc" for n in range(5)}
+    assert len(lines) == 15 and set(lines) == expected
 
 
 def test_a_missing_file_is_created_owner_only_and_an_existing_mode_is_kept(tmp_path):

@@ -159,6 +159,32 @@ def update_shared_file(
     )
 
 
+def append_shared_file(
+    path: Path,
+    text: str,
+    *,
+    timeout: float = DEFAULT_LOCK_TIMEOUT,
+    default_mode: int = DEFAULT_MODE,
+) -> None:
+    """Append `text` to a shared log-like file in one piece and durably.
+
+    An append depends on no read, so there is nothing to compare and swap, and a
+    rewrite through a temp file would cost the whole file each time and break
+    `tail -f`. Holding the same lock keeps two processes' records from interleaving
+    whatever their size (a buffered write may take several syscalls)."""
+    path = Path(path)
+    data = memoryview(text.encode("utf-8"))
+    with shared_file_lock(path, timeout=timeout):
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(path, flags, default_mode)
+        try:
+            while data:
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 def atomic_write(path: Path, text: str, *, default_mode: int = DEFAULT_MODE) -> None:
     """Replace `path` with `text` whatever it holds now (no lock, no comparison): for
     files one writer owns, such as a backup copy. Shared files use `update_shared_file`."""
@@ -287,6 +313,7 @@ __all__ = [
     "FileIdentity",
     "SharedFileConflict",
     "SharedFileLockTimeout",
+    "append_shared_file",
     "atomic_write",
     "lock_path_for",
     "read_shared_text",

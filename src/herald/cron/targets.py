@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from herald.config.shared_file import append_shared_file
 from herald.safety import redact
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ log = logging.getLogger("herald.cron")
 
 TARGET_EXAMPLES = "'log', 'file:~/reports/daily.md' or 'telegram:123456789'"
 _PLATFORM_RE = re.compile(r"^([a-z][a-z0-9_-]*):([^:\s]+)(?::([^:\s]+))?$")
+_APPEND_MODE = 0o666  # as open("a") made it: the umask decides who may read job output
 
 
 class TargetError(ValueError):
@@ -96,8 +98,9 @@ def deliver(
             assert target.path is not None
             target.path.parent.mkdir(parents=True, exist_ok=True)
             stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-            with target.path.open("a", encoding="utf-8") as fh:
-                fh.write(f"## {job_name} — {what} — {stamp}\n\n{text.rstrip()}\n\n")
+            record = f"## {job_name} — {what} — {stamp}\n\n{text.rstrip()}\n\n"
+            # Several jobs (and processes) may write one file: whole records, durably.
+            append_shared_file(target.path, record, default_mode=_APPEND_MODE)
         else:
             _write_log(home, job_name, what, text)
     except OSError as exc:
@@ -113,8 +116,8 @@ def _write_log(home: HeraldHome, job_name: str, what: str, text: str) -> None:
     path = Path(home.logs_dir) / "cron.log"
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(f"{stamp} [{job_name}] {what}:\n{text.rstrip()}\n\n")
+    record = f"{stamp} [{job_name}] {what}:\n{text.rstrip()}\n\n"
+    append_shared_file(path, record, default_mode=_APPEND_MODE)
 
 
 async def flush_outbox(store: CronStore, home: HeraldHome, send: Sender) -> int:
