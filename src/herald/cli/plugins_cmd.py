@@ -135,19 +135,22 @@ def info(ctx: typer.Context, name: Annotated[str, typer.Argument(help="plugin na
 
 
 def _edit_plugins_config(settings: Settings, change: Any) -> None:
-    from herald.config import ConfigError, read_raw, validate, write_raw
+    from herald.config import ConfigError, update_raw
 
     path = settings.home.config_path
-    try:
-        data = read_raw(path)
+
+    def edit(data: dict[str, Any]) -> None:
         section = data.setdefault("plugins", {})
         if not isinstance(section, dict):
-            fail(f"plugins in {path} is not a section; fix it with `herald config edit`")
+            raise ConfigError(
+                f"plugins in {path} is not a section; fix it with `herald config edit`"
+            )
         change(section)
-        validate(path, data)
+
+    try:
+        update_raw(path, edit)  # re-read under the lock: a concurrent edit is kept
     except ConfigError as exc:
         fail(str(exc))
-    write_raw(path, data)
 
 
 @app.command("enable")

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -33,10 +33,8 @@ def setup(
     from herald.config import (
         ConfigError,
         ProfileNameError,
-        read_raw,
         resolve_home,
-        validate,
-        write_raw,
+        update_raw,
     )
 
     refuse_from_tool_call("herald setup")
@@ -74,21 +72,21 @@ def setup(
             or None
         )
 
-    data = read_raw(home.config_path)
-    section = data.setdefault("model", {})
-    if not isinstance(section, dict):
-        fail(f"config error in {home.config_path}: 'model' is not a section")
-    section["provider"] = provider
-    for key, value in (("name", model), ("base_url", base_url)):
-        if value:
-            section[key] = value
-        elif key == "base_url" and provider != "custom":
-            section.pop(key, None)
+    def set_model(data: dict[str, Any]) -> None:
+        section = data.setdefault("model", {})
+        if not isinstance(section, dict):
+            raise ConfigError(f"config error in {home.config_path}: 'model' is not a section")
+        section["provider"] = provider
+        for key, value in (("name", model), ("base_url", base_url)):
+            if value:
+                section[key] = value
+            elif key == "base_url" and provider != "custom":
+                section.pop(key, None)
+
     try:
-        validate(home.config_path, data)
+        update_raw(home.config_path, set_model)  # re-read under the lock: concurrent edits stay
     except ConfigError as exc:
         fail(str(exc))
-    write_raw(home.config_path, data)
     if key_name and api_key:
         write_env_value(home.env_path, key_name, api_key)
     typer.echo(f"saved provider {provider} in {home.config_path}", err=True)

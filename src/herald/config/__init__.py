@@ -22,6 +22,7 @@ from herald.config.loader import (
     parse_value,
     read_raw,
     set_value,
+    update_raw,
     validate,
     write_raw,
 )
@@ -57,6 +58,11 @@ from herald.config.secrets import (
     env_file_names,
     resolve_secret_ref,
     write_env_value,
+)
+from herald.config.shared_file import (
+    SharedFileConflict,
+    SharedFileLockTimeout,
+    update_shared_file,
 )
 
 
@@ -106,6 +112,8 @@ __all__ = [
     "ProviderName",
     "Secrets",
     "Settings",
+    "SharedFileConflict",
+    "SharedFileLockTimeout",
     "SourceBudget",
     "WeakSecretError",
     "base_home",
@@ -126,6 +134,8 @@ __all__ = [
     "resolve_secret_ref",
     "secret_problem",
     "set_value",
+    "update_raw",
+    "update_shared_file",
     "validate",
     "validate_profile_name",
     "with_turn_cap",

@@ -7,16 +7,23 @@ a traceback.
 
 from __future__ import annotations
 
+import copy
 import difflib
-import os
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from herald.config.schema import HeraldConfig
+from herald.config.shared_file import (
+    SharedFileConflict,
+    SharedFileLockTimeout,
+    update_shared_file,
+)
+
+R = TypeVar("R")
 
 
 class ConfigError(Exception):
@@ -118,6 +125,10 @@ def read_raw(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"config file {path} is not UTF-8 text") from None
+    return _parse_raw(path, text)
+
+
+def _parse_raw(path: Path, text: str) -> dict[str, Any]:
     try:
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except yaml.YAMLError as exc:
@@ -163,39 +174,68 @@ def set_value(path: Path, dotted_key: str, raw_value: str) -> HeraldConfig:
     parts = [p for p in dotted_key.split(".") if p]
     if not parts:
         raise ConfigError("config key is empty: use a dotted path such as model.name")
-    data = read_raw(path)
-    node = data
-    for part in parts[:-1]:
-        child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-        if not isinstance(child, dict):
-            raise ConfigError(
-                f"config error in {path}: {part!r} holds {_describe(child)}, not a section"
-            )
-        node = child
     value = parse_value(raw_value)
-    node[parts[-1]] = value
+
+    def set_key(data: dict[str, Any]) -> HeraldConfig:
+        node = data
+        for part in parts[:-1]:
+            child = node.get(part)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, dict):
+                raise ConfigError(
+                    f"config error in {path}: {part!r} holds {_describe(child)}, not a section"
+                )
+            node = child
+        node[parts[-1]] = value
+        try:
+            return HeraldConfig.model_validate(data)
+        except ValidationError as err:
+            problems = "\n".join("  " + line for line in _error_lines(err))
+            raise ConfigError(
+                f"cannot set {dotted_key} to {raw_value!r}:\n{problems}\n{path} was not changed."
+            ) from None
+
+    return update_raw(path, set_key)
+
+
+def update_raw(path: Path, edit: Callable[[dict[str, Any]], R]) -> R:
+    """Edit ``config.yaml`` as a dict without losing a concurrent edit: `edit` changes the
+    dict read under the file's lock (`herald.config.shared_file`) and may raise
+    ConfigError; the result is validated before anything is written, and the file is
+    rewritten only if the dict changed. `edit` may run again if another writer got in
+    before the rename. Returns what `edit` returned."""
+
+    def transform(text: str | None) -> tuple[str | None, R]:
+        data = {} if text is None else _parse_raw(path, text)
+        before = copy.deepcopy(data)
+        result = edit(data)
+        if data == before:
+            return None, result
+        validate(path, data)
+        return _dump(data), result
+
     try:
-        config = HeraldConfig.model_validate(data)
-    except ValidationError as err:
-        problems = "\n".join("  " + line for line in _error_lines(err))
+        return update_shared_file(path, transform)
+    except UnicodeDecodeError:
+        raise ConfigError(f"config file {path} is not UTF-8 text") from None
+    except SharedFileLockTimeout:
         raise ConfigError(
-            f"cannot set {dotted_key} to {raw_value!r}:\n{problems}\n{path} was not changed."
+            f"{path} stayed locked by another Herald process; try again in a moment"
         ) from None
-    write_raw(path, data)
-    return config
+    except SharedFileConflict as exc:
+        raise ConfigError(str(exc)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot write config file {path}: {exc.strerror or exc}") from None
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
 
 def write_raw(path: Path, data: dict[str, Any]) -> None:
-    """Write atomically so a crash never leaves half a config file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-    fd, tmp = tempfile.mkstemp(prefix=".config.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Replace the whole file with `data`, under the lock and atomically, so a crash never
+    leaves half a config file. To change some keys, use `update_raw` instead: it re-reads
+    under the lock, so a concurrent edit is not overwritten."""
+    text = _dump(data)
+    update_shared_file(path, lambda _current: (text, None))

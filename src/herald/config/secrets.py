@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+
+from herald.config.shared_file import update_shared_file
 
 # Names that mark an environment variable as secret even when it is not in .env.
 SECRET_NAME_RE = re.compile(
@@ -133,20 +134,18 @@ def write_env_value(path: Path, name: str, value: str) -> None:
         raise ValueError(f"{name!r} is not a valid environment variable name")
     if "\n" in value or "\r" in value:
         raise ValueError(f"the value for {name} must be one line")
-    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    kept = [
-        line
-        for line in lines
-        if line.split("=", 1)[0].strip().removeprefix("export ").strip() != name
-    ]
-    kept.append(f"{name}={value}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".env.", dir=path.parent)  # mkstemp creates it 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(kept) + "\n")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def put(text: str | None) -> tuple[str, None]:
+        kept = [
+            line
+            for line in (text or "").splitlines()
+            if line.split("=", 1)[0].strip().removeprefix("export ").strip() != name
+        ]
+        kept.append(f"{name}={value}")
+        return "\n".join(kept) + "\n", None
+
+    if path.exists():  # secrets stay owner-only, also in a .env created looser
+        os.chmod(path, 0o600)
+    # Under the shared-file lock with a compare-and-swap: a line another process adds
+    # meanwhile is kept. A new file is created 0600, never briefly wider.
+    update_shared_file(path, put, default_mode=0o600)

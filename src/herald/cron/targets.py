@@ -8,6 +8,7 @@ when the chat is gone). Until a gateway runs, it stays queued — never dropped.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import re
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from herald.config import HeraldConfig
+from herald.config.shared_file import append_shared_file
 from herald.cron.confine import (
     DeliveryTarget,
     confined_relative,
@@ -36,6 +38,22 @@ log = logging.getLogger("herald.cron")
 
 TARGET_EXAMPLES = "'log', 'file:~/reports/daily.md' or 'telegram:123456789'"
 _PLATFORM_RE = re.compile(r"^([a-z][a-z0-9_-]*):([^:\s]+)(?::([^:\s]+))?$")
+def _append_whole(fd: int, data: bytes) -> None:
+    """Append one record to a file opened safely (no symlink followed) and close it.
+    Several jobs and processes may deliver to one file: the record goes in whole under
+    a lock on the file itself (append-only, never replaced, so its own lock is sound;
+    a lock file beside a path not yet proved safe could land outside), and durably."""
+    view = memoryview(data)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+_APPEND_MODE = 0o666  # as open("a") made it: the umask decides who may read job output
 
 
 class TargetError(ValueError):
@@ -116,8 +134,7 @@ def deliver(
                 fd = open_confined(home, rel)
             else:  # the owner's own path: the same write gate as write_file, then open it
                 fd = _open_gated(target.path, home, config)
-            with os.fdopen(fd, "ab") as fh:
-                fh.write(body)
+            _append_whole(fd, body)
         else:
             _write_log(home, job_name, what, text)
     except (OSError, CommandRefused) as exc:
@@ -143,8 +160,8 @@ def _write_log(home: HeraldHome, job_name: str, what: str, text: str) -> None:
     path = Path(home.logs_dir) / "cron.log"
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(f"{stamp} [{job_name}] {what}:\n{text.rstrip()}\n\n")
+    record = f"{stamp} [{job_name}] {what}:\n{text.rstrip()}\n\n"
+    append_shared_file(path, record, default_mode=_APPEND_MODE)
 
 
 async def flush_outbox(store: CronStore, home: HeraldHome, send: Sender) -> int:

@@ -3,7 +3,10 @@
 Every write follows the same path: validate, `scan_text(kind="memory")`
 (blocked text is refused with the reason), take the file lock, re-read the
 file, run the clobber guard, apply the change, de-duplicate, check the size
-limit and replace the file atomically. Nothing here raises for a bad request:
+limit and replace the file atomically, but only if it is still the file that
+was read (else all of that runs again on the fresh text: `update_shared_file`,
+so a lock that lets two writers in costs a retry, never an entry). Nothing here
+raises for a bad request:
 each call returns a `MemoryWriteResult` whose message says what happened and
 what to do next, together with the live entries and usage.
 
@@ -32,6 +35,7 @@ from typing import Any, Literal
 
 from herald.config import HeraldHome
 from herald.config.schema_memory import MemoryConfig
+from herald.config.shared_file import SharedFileConflict
 from herald.memory.entries import (
     FILE_NAMES,
     TARGETS,
@@ -207,16 +211,19 @@ class BuiltinMemory:
                 )
                 return self._result(False, action, target, message, self.entries(target))
         try:
-            with self.files.locked(target):
-                return self._write_locked(action, target, content, old_text)
-        except MemoryLockTimeout as exc:
-            return self._result(False, action, target, str(exc), self.entries(target))
+            result, seen_text = self.files.update(
+                target, lambda disk_text: self._decide(action, target, content, old_text, disk_text)
+            )
+        except (MemoryLockTimeout, SharedFileConflict) as exc:
+            return self._result(False, action, target, str(exc), self._readable_entries(target))
         except OSError as exc:  # disk full, permissions: say so instead of failing the turn
             message = (
                 f"could not write {FILE_NAMES[target]}: {exc.strerror or exc}; nothing was "
                 "changed. Tell the user, who can check the memories folder."
             )
             return self._result(False, action, target, message, self._readable_entries(target))
+        self.files.mark_seen(target, seen_text)
+        return result
 
     def _readable_entries(self, target: str) -> list[str]:
         try:
@@ -224,10 +231,12 @@ class BuiltinMemory:
         except OSError:
             return []
 
-    def _write_locked(
-        self, action: str, target: str, content: str, old_text: str
-    ) -> MemoryWriteResult:
-        disk_text = self.files.read_disk(target)
+    def _decide(
+        self, action: str, target: str, content: str, old_text: str, disk_text: str
+    ) -> tuple[str | None, tuple[MemoryWriteResult, str]]:
+        """The transform run under the lock: the new file text (None: write nothing),
+        the result, and the text this instance has now seen. It may run again on fresher
+        text, so its one side effect (the conflict backup) is simply redone then."""
         seen_text = self.files.last_seen(target)
         disk = parse_entries(disk_text)
         seen = parse_entries(seen_text) if seen_text is not None else disk
@@ -239,36 +248,34 @@ class BuiltinMemory:
         name = FILE_NAMES[target]
         if change.conflict is not None:
             backup = self.files.save_backup(target, disk_text)
-            self.files.mark_seen(target, disk_text)  # the live entries are shown below
             message = (
                 f"{name} was changed on disk since this session last read it (an edit by the "
                 f"user or another Herald process) and {change.conflict}. Nothing was written, so "
                 f"that edit is not lost; the file as it is now is saved in {backup.name}. Read "
                 "the live entries below and redo your change against them if it is still needed."
             )
-            return self._result(False, action, target, message, disk, backup=str(backup))
+            # The live entries are shown with the refusal, so they count as seen.
+            refused = self._result(False, action, target, message, disk, backup=str(backup))
+            return None, (refused, disk_text)
         if change.error is not None or change.entries is None:
-            self.files.mark_seen(target, disk_text)
-            return self._result(False, action, target, change.error or "", disk)
+            return None, (self._result(False, action, target, change.error or "", disk), disk_text)
         new_entries = dedupe(change.entries)
         limit = self.limit(target)
         new_size = size_of(new_entries)
         if new_size > limit and new_size > size_of(disk):
-            self.files.mark_seen(target, disk_text)
-            return self._result(
-                False, action, target, _over_limit(name, new_size, limit, content), disk
-            )
+            message = _over_limit(name, new_size, limit, content)
+            return None, (self._result(False, action, target, message, disk), disk_text)
         notes = list(change.notes)
         if changed_on_disk:
             notes.append(f"merged with changes made to {name} on disk since the last read")
         if new_entries == disk:
-            self.files.mark_seen(target, disk_text)
-            return self._result(True, action, target, _UNCHANGED, disk)
-        self.files.write(target, file_text(new_entries))
+            return None, (self._result(True, action, target, _UNCHANGED, disk), disk_text)
+        new_text = file_text(new_entries)
         message = change.message + ("" if not notes else " (" + "; ".join(notes) + ")")
-        return self._result(
+        written = self._result(
             True, action, target, message, new_entries, changed=True, content=change.content
         )
+        return new_text, (written, new_text)
 
     def _result(
         self,

@@ -1,26 +1,32 @@
-"""`MemoryFiles`: locked, atomic reads and writes of MEMORY.md / USER.md.
+"""`MemoryFiles`: reads and lost-update-free writes of MEMORY.md / USER.md.
 
 Several Herald processes (a terminal, the gateway, a cron job) and a human in
-an editor may touch the same files. Writers take a lock file next to the
-memory file (`.MEMORY.md.lock`), re-read the file under the lock and replace
-it atomically (temp file, fsync, rename), so a reader never sees half a file.
+an editor may touch the same files. Every write goes through
+`herald.config.shared_file.update_shared_file`: the lock file next to the
+memory file (`.MEMORY.md.lock`), a re-read under the lock, and a
+compare-and-swap before the atomic rename, so a write is never based on a stale
+read even if the lock misbehaves, and a reader never sees half a file.
 Each instance remembers the text it last read or wrote per file; that is what
 the clobber guard in `herald.memory.builtin` compares the disk against.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from filelock import FileLock, Timeout
-
+from herald.config.shared_file import (
+    DEFAULT_LOCK_TIMEOUT,
+    SharedFileLockTimeout,
+    atomic_write,
+    lock_path_for,
+    read_shared_text,
+    update_shared_file,
+)
 from herald.memory.entries import FILE_NAMES
 
-DEFAULT_LOCK_TIMEOUT = 10.0
+R = TypeVar("R")
 
 
 class MemoryLockTimeout(RuntimeError):
@@ -28,9 +34,19 @@ class MemoryLockTimeout(RuntimeError):
 
 
 class MemoryFiles:
-    def __init__(self, memories_dir: Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+    def __init__(
+        self,
+        memories_dir: Path,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        lock: bool = True,
+        before_replace: Callable[[], None] | None = None,
+    ) -> None:
+        """`lock=False` and `before_replace` are test seams (see `update_shared_file`)."""
         self.dir = Path(memories_dir)
         self.lock_timeout = lock_timeout
+        self._lock = lock
+        self._before_replace = before_replace
         self._last_seen: dict[str, str] = {}
 
     def path(self, target: str) -> Path:
@@ -40,14 +56,11 @@ class MemoryFiles:
         return self.dir / f"{FILE_NAMES[target]}.bak"
 
     def lock_path(self, target: str) -> Path:
-        return self.dir / f".{FILE_NAMES[target]}.lock"
+        return lock_path_for(self.path(target))
 
     def read_disk(self, target: str) -> str:
         """The file's text now ('' when it does not exist); not remembered."""
-        try:
-            return self.path(target).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return ""
+        return read_shared_text(self.path(target)) or ""
 
     def read(self, target: str) -> str:
         """The file's text, remembered as what this instance last saw."""
@@ -62,64 +75,25 @@ class MemoryFiles:
     def mark_seen(self, target: str, text: str) -> None:
         self._last_seen[target] = text
 
-    @contextlib.contextmanager
-    def locked(self, target: str) -> Iterator[None]:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(self.lock_path(target)), timeout=self.lock_timeout)
+    def update(self, target: str, transform: Callable[[str], tuple[str | None, R]]) -> R:
+        """Run `transform` on the file's current text ('' when missing) under the lock and
+        write the text it returns (None: nothing); it may run again if the file changed
+        before the rename. Raises MemoryLockTimeout, SharedFileConflict or OSError."""
         try:
-            lock.acquire()
-        except Timeout as exc:
+            return update_shared_file(
+                self.path(target),
+                lambda text: transform(text or ""),
+                timeout=self.lock_timeout,
+                lock=self._lock,
+                before_replace=self._before_replace,
+            )
+        except SharedFileLockTimeout as exc:
             raise MemoryLockTimeout(
                 f"{FILE_NAMES[target]} stayed locked by another writer for "
                 f"{self.lock_timeout:g}s; try again in a moment"
             ) from exc
-        try:
-            yield
-        finally:
-            lock.release()
-
-    def write(self, target: str, text: str) -> None:
-        """Replace the file atomically (call inside `locked`)."""
-        atomic_write(self.path(target), text)
-        self._last_seen[target] = text
 
     def save_backup(self, target: str, text: str) -> Path:
         path = self.backup_path(target)
         atomic_write(path, text)
         return path
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to a temp file beside `path`, fsync it and rename it over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o600  # memory holds personal notes: owner-only by default
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # The rename is durable only once the directory entry is; not every OS allows this.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

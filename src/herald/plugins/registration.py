@@ -12,9 +12,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from herald.config.shared_file import update_shared_file
 from herald.plugins.hooks import Hook, check_event
+
+R = TypeVar("R")
 
 if TYPE_CHECKING:
     from herald.config import Secrets
@@ -120,6 +123,18 @@ class PluginContext:
             )
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
+
+    def update_file(
+        self, relative: str, transform: Callable[[str | None], tuple[str | None, R]]
+    ) -> R:
+        """Read-modify-write a file in `storage` that other Herald processes running this
+        plugin may write too: `transform` gets its text (None when missing) and returns
+        the new text (None: no write) and a result. Locked, re-read, compare-and-swapped
+        and replaced atomically (`herald.config.shared_file`), so no update is lost."""
+        parts = Path(relative).parts
+        if not parts or Path(relative).is_absolute() or ".." in parts:
+            raise ValueError(f"{relative!r} must be a relative path inside the plugin's storage")
+        return update_shared_file(self.storage / relative, transform)
 
     def secrets(self, name: str) -> str | None:
         """A secret from the home's .env or the environment (the one secrets accessor)."""

@@ -1,10 +1,9 @@
-"""File helpers for the skill library: atomic writes, the library lock, and
+"""File helpers for the skill library: the library lock, and
 resolving a file the model names inside a skill without escaping it."""
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path, PurePosixPath
 
 from filelock import FileLock
@@ -14,24 +13,6 @@ LOCK_TIMEOUT_SECONDS = 10.0
 # The skill's own bookkeeping directories; never offered as skill files.
 HIDDEN_PREFIX = "."
 MAX_LISTED_FILES = 200
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` so a reader sees the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def library_lock(skills_dir: Path) -> FileLock:

@@ -17,19 +17,20 @@ from __future__ import annotations
 import re
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from herald.skills.files import atomic_write, library_lock
+from herald.config.shared_file import SharedFileConflict, atomic_write, update_shared_file
+from herald.skills.files import LOCK_TIMEOUT_SECONDS, library_lock
 from herald.skills.validation import (
     MAX_NAME_CHARS,
     NAME_RE,
     SKILL_FILE,
     SkillValidationError,
-    read_skill_file,
     set_created_by,
     split_front_matter,
     validate_skill_text,
@@ -138,10 +139,34 @@ def _home_skill_file(library: SkillLibrary, name: str) -> Path:
     return skill_dir / SKILL_FILE
 
 
-def _write(library: SkillLibrary, path: Path, text: str) -> None:
-    with library_lock(library.skills_dir):
-        atomic_write(path, text)
+def _rewrite(
+    library: SkillLibrary, name: str, path: Path, change: Callable[[str], str]
+) -> tuple[str, tuple[str, ...]]:
+    """Apply `change` to SKILL.md as it is under the lock, check the result (`check_text`
+    raises for an invalid or unsafe skill) and write it; returns it and its warnings.
+
+    The read happens under the lock and the write is a compare-and-swap
+    (`update_shared_file`), so a patch from another process (the background reviewer,
+    another session) landing meanwhile is patched on top of, never overwritten.
+    """
+
+    def transform(current: str | None) -> tuple[str, tuple[str, tuple[str, ...]]]:
+        if current is None:
+            raise SkillManageError(f"{name}/SKILL.md was removed meanwhile")
+        text = change(current)
+        return text, (text, check_text(text, name))
+
+    try:
+        with library_lock(library.skills_dir):
+            written = update_shared_file(path, transform, timeout=LOCK_TIMEOUT_SECONDS)
+    except UnicodeDecodeError as exc:
+        raise SkillManageError(
+            f"{name}/SKILL.md is not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
+    except (OSError, SharedFileConflict) as exc:  # lock timeouts are OSErrors too
+        raise SkillManageError(f"could not write {name}/SKILL.md: {exc}") from None
     library.refresh(force=True)
+    return written
 
 
 def create_skill(
@@ -188,21 +213,22 @@ def patch_skill(library: SkillLibrary, name: Any, old_text: Any, new_text: Any) 
     if not isinstance(new_text, str):
         raise SkillManageError("new_text is required for patch (it may be empty to delete)")
     path = _home_skill_file(library, name)
-    current = _read(path)
-    count = current.count(old_text)
-    if count == 0:
-        raise SkillManageError(
-            f"old_text was not found in {name}/SKILL.md; load it with skill_view and copy the "
-            "exact text (whitespace included)"
-        )
-    if count > 1:
-        raise SkillManageError(
-            f"old_text occurs {count} times in {name}/SKILL.md; include more surrounding text "
-            "so it matches exactly once"
-        )
-    text = _keep_author(current, current.replace(old_text, new_text, 1))
-    warnings = check_text(text, name)
-    _write(library, path, text)
+
+    def patch(current: str) -> str:
+        count = current.count(old_text)
+        if count == 0:
+            raise SkillManageError(
+                f"old_text was not found in {name}/SKILL.md; load it with skill_view and copy "
+                "the exact text (whitespace included)"
+            )
+        if count > 1:
+            raise SkillManageError(
+                f"old_text occurs {count} times in {name}/SKILL.md; include more surrounding "
+                "text so it matches exactly once"
+            )
+        return _keep_author(current, current.replace(old_text, new_text, 1))
+
+    _, warnings = _rewrite(library, name, path, patch)
     library.record(name, "patch")
     return ManageResult(
         "patch", name, path, f"Patched skill {name!r}. {NEXT_SESSION_NOTE}", warnings
@@ -215,20 +241,11 @@ def edit_skill(library: SkillLibrary, name: Any, content: Any) -> ManageResult:
     if not isinstance(content, str) or not content.strip():
         raise SkillManageError("content is required for edit: the whole new SKILL.md text")
     path = _home_skill_file(library, name)
-    text = _keep_author(_read(path), content)
-    warnings = check_text(text, name)
-    _write(library, path, text)
+    _, warnings = _rewrite(library, name, path, lambda current: _keep_author(current, content))
     library.record(name, "patch")
     return ManageResult(
         "edit", name, path, f"Rewrote skill {name!r}. {NEXT_SESSION_NOTE}", warnings
     )
-
-
-def _read(path: Path) -> str:
-    try:
-        return read_skill_file(path)
-    except SkillValidationError as exc:
-        raise SkillManageError(str(exc)) from None
 
 
 def _keep_author(before: str, after: str) -> str:

@@ -2,8 +2,9 @@
 patches), creation and last-activity times, the pinned flag and the curator
 state (active or stale), plus the time of the curator's last run.
 
-Every change is a locked read-modify-write followed by an atomic replace, so
-two processes sharing a home never lose each other's updates. A corrupt or
+Every change goes through `herald.config.shared_file.update_shared_file` (locked
+re-read, compare-and-swap, atomic replace), so two processes sharing a home never
+lose each other's updates. A corrupt or
 missing file reads as empty (and is rewritten on the next change) rather than
 breaking the agent.
 """
@@ -13,20 +14,19 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from filelock import FileLock
-
-from herald.skills.files import LOCK_TIMEOUT_SECONDS, atomic_write
+from herald.config.shared_file import read_shared_text, update_shared_file
+from herald.skills.files import LOCK_TIMEOUT_SECONDS
 
 log = logging.getLogger(__name__)
 
 USAGE_FILE = ".usage.json"
 FORMAT_VERSION = 1
+R = TypeVar("R")
 UsageEvent = Literal["view", "use", "patch", "create", "edit", "restore"]
 SkillState = Literal["active", "stale"]
 _COUNTERS = {"view": "views", "use": "uses", "patch": "patches"}
@@ -69,14 +69,21 @@ class UsageStore:
     def __init__(self, skills_dir: Path, clock: Callable[[], float] = time.time):
         self.path = skills_dir / USAGE_FILE
         self.clock = clock
-        self._lock = FileLock(str(self.path) + ".lock", timeout=LOCK_TIMEOUT_SECONDS)
 
     def read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return _empty()
+            text = read_shared_text(self.path)
         except (OSError, ValueError) as exc:
+            log.warning("skill usage file %s is unreadable (%s); starting afresh", self.path, exc)
+            return _empty()
+        return self._parse(text)
+
+    def _parse(self, text: str | None) -> dict[str, Any]:
+        if text is None:
+            return _empty()
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
             log.warning("skill usage file %s is unreadable (%s); starting afresh", self.path, exc)
             return _empty()
         if not isinstance(data, dict) or not isinstance(data.get("skills"), dict):
@@ -84,14 +91,16 @@ class UsageStore:
         data.setdefault("curator", {})
         return data
 
-    @contextmanager
-    def _editing(self) -> Iterator[dict[str, Any]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock:
-            data = self.read()
-            yield data
+    def _edit(self, change: Callable[[dict[str, Any]], R]) -> R:
+        # update_shared_file: lock, re-read, compare-and-swap, atomic replace; `change`
+        # may run again on fresher data if another writer got in before the rename.
+        def transform(text: str | None) -> tuple[str, R]:
+            data = self._parse(text)
+            result = change(data)
             data["version"] = FORMAT_VERSION
-            atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+            return json.dumps(data, indent=2, sort_keys=True) + "\n", result
+
+        return update_shared_file(self.path, transform, timeout=LOCK_TIMEOUT_SECONDS)
 
     def get(self, name: str) -> SkillUsage:
         return SkillUsage.from_dict(self.read()["skills"].get(name))
@@ -102,7 +111,8 @@ class UsageStore:
     def record(self, name: str, event: UsageEvent) -> SkillUsage:
         """Count `event` for `name`; any event is activity and makes a stale skill active."""
         now = self.clock()
-        with self._editing() as data:
+
+        def count(data: dict[str, Any]) -> SkillUsage:
             entry = data["skills"].setdefault(name, {})
             counter = _COUNTERS.get(event)
             if counter is not None:
@@ -111,37 +121,43 @@ class UsageStore:
                 entry["created_at"] = now
             entry["last_activity"] = now
             entry["state"] = "active"
-        return SkillUsage.from_dict(entry)
+            return SkillUsage.from_dict(entry)
+
+        return self._edit(count)
 
     def set_pinned(self, name: str, pinned: bool) -> None:
-        with self._editing() as data:
-            data["skills"].setdefault(name, {})["pinned"] = pinned
+        self._edit(lambda data: data["skills"].setdefault(name, {}).__setitem__("pinned", pinned))
 
     def set_state(self, names: dict[str, SkillState]) -> None:
         if not names:
             return
-        with self._editing() as data:
+
+        def mark(data: dict[str, Any]) -> None:
             for name, state in names.items():
                 data["skills"].setdefault(name, {})["state"] = state
+
+        self._edit(mark)
 
     def touch(self, names: list[str]) -> None:
         """Mark `names` active as of now (restored skills get a fresh start)."""
         if not names:
             return
         now = self.clock()
-        with self._editing() as data:
+
+        def activate(data: dict[str, Any]) -> None:
             for name in names:
                 entry = data["skills"].setdefault(name, {})
                 entry["last_activity"] = now
                 entry["state"] = "active"
+
+        self._edit(activate)
 
     def last_curator_run(self) -> float | None:
         value = self.read()["curator"].get("last_run")
         return float(value) if isinstance(value, int | float) else None
 
     def set_last_curator_run(self, when: float) -> None:
-        with self._editing() as data:
-            data["curator"]["last_run"] = when
+        self._edit(lambda data: data["curator"].__setitem__("last_run", when))
 
 
 def _empty() -> dict[str, Any]:

@@ -28,10 +28,8 @@ from herald.config import (
     ConfigError,
     HeraldConfig,
     HeraldHome,
-    read_raw,
     resolve_home,
-    validate,
-    write_raw,
+    update_raw,
 )
 from herald.environments import Environment
 from herald.safety import (
@@ -147,23 +145,23 @@ def persist_always_pattern(pattern: str, config: HeraldConfig, home: HeraldHome 
         config.approvals.always_allow.append(pattern)
     if home is None:
         return ": this session has no Herald home"
-    from filelock import FileLock
-
     path = home.config_path
+
+    def add_pattern(data: dict[str, object]) -> None:
+        section = data.setdefault("approvals", {})
+        if not isinstance(section, dict):
+            raise ConfigError(f"approvals in {path} is not a section")
+        patterns = section.setdefault("always_allow", [])
+        if not isinstance(patterns, list):
+            raise ConfigError(f"approvals.always_allow in {path} is not a list")
+        if pattern not in patterns:
+            patterns.append(pattern)
+
     try:
-        with FileLock(str(path) + ".lock", timeout=10):
-            data = read_raw(path)
-            section = data.setdefault("approvals", {})
-            if not isinstance(section, dict):
-                raise ConfigError(f"approvals in {path} is not a section")
-            patterns = section.setdefault("always_allow", [])
-            if not isinstance(patterns, list):
-                raise ConfigError(f"approvals.always_allow in {path} is not a list")
-            if pattern not in patterns:
-                patterns.append(pattern)
-            validate(path, data)
-            write_raw(path, data)
-    except (ConfigError, OSError, TimeoutError) as exc:
+        # Under the file's lock, re-read and compare-and-swap (herald.config.shared_file),
+        # so a concurrent `herald config set` or another approval is not overwritten.
+        update_raw(path, add_pattern)
+    except (ConfigError, OSError) as exc:
         return f" to {path}: {exc}"
     return ""
 
