@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import select
-import socket
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -25,9 +23,9 @@ from herald.gateway.runner import GatewayRunner
 from herald.gateway.web import auth, create_token
 from herald.gateway.web.app import JSON_BODY_BYTES, LOGIN_BODY_BYTES
 from herald.gateway.web.auth import LoginThrottle
+from herald.testing.raw_http import MIB, chunked, send_until_answered, status_of
 
 CHAT = "chat-0123456789"
-MIB = 1024 * 1024
 
 
 @pytest.fixture
@@ -48,52 +46,8 @@ async def web(
     await adapter.disconnect()
 
 
-def _raw_request(port: int, head: str, body_chunks: Iterator[bytes]) -> tuple[bytes, int]:
-    """Send `head`, then body chunks until the server answers or hangs up; returns what
-    it answered and how many body bytes were sent by then."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    sent = 0
-    try:
-        sock.sendall(head.encode("latin-1"))
-        for chunk in body_chunks:
-            readable, _, _ = select.select([sock], [], [], 0)
-            if readable:
-                break
-            try:
-                sock.sendall(chunk)
-            except (BrokenPipeError, ConnectionResetError):
-                break
-            sent += len(chunk)
-        answer = b""
-        while b"\r\n\r\n" not in answer:
-            try:
-                piece = sock.recv(65536)
-            except ConnectionResetError:
-                break
-            if not piece:
-                break
-            answer += piece
-        try:
-            answer += sock.recv(65536)
-        except (ConnectionResetError, TimeoutError):
-            pass
-        return answer, sent
-    finally:
-        sock.close()
-
-
-def _chunked(total: int, size: int = 64 * 1024) -> Iterator[bytes]:
-    piece = b"a" * size
-    for _ in range(total // size):
-        yield f"{size:x}\r\n".encode() + piece + b"\r\n"
-
-
-def _status(answer: bytes) -> int:
-    return int(answer.split(b" ", 2)[1])
-
-
 async def _raw(port: int, head: str, chunks: Iterator[bytes]) -> tuple[bytes, int]:
-    return await asyncio.to_thread(_raw_request, port, head, chunks)
+    return await asyncio.to_thread(send_until_answered, port, head, chunks)
 
 
 async def test_a_login_body_over_its_limit_is_refused_unread(web) -> None:
@@ -103,15 +57,15 @@ async def test_a_login_body_over_its_limit_is_refused_unread(web) -> None:
         f"Content-Length: {300 * MIB}\r\n\r\n"
     )
     answer, sent = await _raw(adapter.port, head, iter(()))  # not one body byte sent
-    assert sent == 0 and _status(answer) == 413
+    assert sent == 0 and status_of(answer) == 413
     assert b"4 KiB" in answer
 
 
 async def test_a_chunked_login_body_is_cut_while_it_streams(web) -> None:
     adapter, _token, _client = web
     head = "POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-    answer, sent = await _raw(adapter.port, head, _chunked(300 * MIB))
-    assert _status(answer) == 413 and b"4 KiB" in answer
+    answer, sent = await _raw(adapter.port, head, chunked(300 * MIB))
+    assert status_of(answer) == 413 and b"4 KiB" in answer
     assert sent < 300 * MIB  # the server answered long before the body ended
     assert LOGIN_BODY_BYTES < 64 * 1024
 
@@ -126,19 +80,19 @@ async def test_json_routes_refuse_big_bodies_before_parsing_and_after_auth(web) 
         f"X-CSRF-Token: {csrf}\r\nContent-Length: {200 * MIB}\r\n\r\n"
     )
     answer, sent = await _raw(adapter.port, declared, iter(()))
-    assert sent == 0 and _status(answer) == 413 and b"1 MiB" in answer
-    chunked = (
+    assert sent == 0 and status_of(answer) == 413 and b"1 MiB" in answer
+    streamed = (
         f"POST {url} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookie}\r\n"
         f"X-CSRF-Token: {csrf}\r\nTransfer-Encoding: chunked\r\n\r\n"
     )
-    answer, sent = await _raw(adapter.port, chunked, _chunked(200 * MIB))
-    assert _status(answer) == 413 and sent < 200 * MIB
+    answer, sent = await _raw(adapter.port, streamed, chunked(200 * MIB))
+    assert status_of(answer) == 413 and sent < 200 * MIB
     assert JSON_BODY_BYTES == MIB
     stranger = (
         f"POST {url} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {200 * MIB}\r\n\r\n"
     )
     answer, _ = await _raw(adapter.port, stranger, iter(()))
-    assert _status(answer) == 401  # who you are is checked before how big your body is
+    assert status_of(answer) == 401  # who you are is checked before how big your body is
 
 
 async def test_deep_json_is_a_400_naming_the_limit(web) -> None:
