@@ -15,6 +15,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from herald.safety.http_guard import BodyRule, RequestGuard
+
 if TYPE_CHECKING:
     from herald.config import Settings
 
@@ -69,6 +71,20 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+MAX_BODY_BYTES = 4 * 1024 * 1024  # one JSON-RPC message
+MAX_JSON_DEPTH = 64
+
+
+def _body_rule(method: str, _path: str) -> BodyRule:
+    return BodyRule(MAX_BODY_BYTES, json_depth=MAX_JSON_DEPTH if method == "POST" else None)
+
+
+def _refusal(status: int, code: str, message: str) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"error": message, "code": code}, status_code=status)
+
+
 def serve_stdio(settings: Settings) -> None:
     import anyio
 
@@ -84,7 +100,8 @@ def http_app(settings: Settings, store: Any, host: str, token: str) -> Any:
     from herald.mcp.server.app import build_server
 
     server = build_server(settings, store)
-    return BearerAuth(server.streamable_http_app(host=host), token)
+    guarded = RequestGuard(server.streamable_http_app(host=host), rule_for=_body_rule, refuse=_refusal)
+    return BearerAuth(guarded, token)  # auth first: a stranger's body is never read
 
 
 def serve_http(
