@@ -8,6 +8,7 @@ page's escaping could not run script or reach another host.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from importlib import resources
@@ -60,6 +61,7 @@ LOGIN_BODY_BYTES = 4 * 1024
 JSON_BODY_BYTES = 1024 * 1024
 JSON_DEPTH = 16
 OTHER_BODY_BYTES = 1024  # GET and friends carry no body worth reading
+THROTTLED_ANSWER_DELAY = 1.0  # seconds a refused login waits before its 429
 
 
 def static_text(name: str) -> str:
@@ -169,6 +171,10 @@ def build_web_app(adapter: WebBackend) -> FastAPI:
         client = request.client.host if request.client else "unknown"
         wait = throttle.charge(client)  # charged before the check, handed back on success
         if wait > 0:
+            # Answer a throttled guess late: the wait costs a sleeping coroutine, not CPU,
+            # and a client hammering the login gets a handful of answers a second
+            # instead of hundreds that would crowd every platform's event loop.
+            await asyncio.sleep(min(wait, THROTTLED_ANSWER_DELAY))
             return JSONResponse(
                 {"error": f"too many failed logins; try again in {wait:.0f} s"},
                 status_code=429,
