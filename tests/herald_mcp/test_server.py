@@ -187,6 +187,12 @@ async def test_http_refuses_oversized_and_deep_bodies_before_parsing(served, htt
             headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
         )
     assert deep.status_code == 400 and "64 levels" in deep.json()["error"]
+    async with httpx.AsyncClient() as http:
+        slash = await http.get(
+            http_server + "/",
+            headers={"Authorization": f"Bearer {TOKEN}", "Host": "evil.example"},
+        )
+    assert "evil.example" not in slash.headers.get("location", "")
 
 
 @pytest.mark.parametrize(

@@ -100,7 +100,9 @@ def http_app(settings: Settings, store: Any, host: str, token: str) -> Any:
     from herald.mcp.server.app import build_server
 
     server = build_server(settings, store)
-    guarded = RequestGuard(server.streamable_http_app(host=host), rule_for=_body_rule, refuse=_refusal)
+    app = server.streamable_http_app(host=host)
+    app.router.redirect_slashes = False  # its Location would come from the client's Host
+    guarded = RequestGuard(app, rule_for=_body_rule, refuse=_refusal)
     return BearerAuth(guarded, token)  # auth first: a stranger's body is never read
 
 
