@@ -191,7 +191,12 @@ def latency_part(web: str, flood_seconds: float) -> None:
 async def fuzz_part(ports: dict[str, int], token: str, count: int, seed: int, log: Path) -> None:
     import httpx
 
-    from herald.testing.hostile_requests import api_request, openapi_operations, web_request
+    from herald.testing.hostile_requests import (
+        api_request,
+        openapi_operations,
+        send,
+        web_request,
+    )
 
     rng = random.Random(seed)
     statuses: Counter[int] = Counter()
@@ -220,22 +225,19 @@ async def fuzz_part(ports: dict[str, int], token: str, count: int, seed: int, lo
                 request = web_request(rng, csrf if kind == 0 else None)
                 who = browser if kind == 0 else stranger
             try:
-                response = await who.request(
-                    request.method, request.path, headers=request.headers,
-                    content=request.body or None, params=request.params,
-                )  # fmt: skip
+                status, text = await send(who, request)
             except httpx.HTTPError as exc:
                 statuses[0] += 1
                 fivexx.append(f"#{index} {request.method} {request.path}: {exc!r}")
                 continue
-            statuses[response.status_code] += 1
-            if response.status_code >= 500:
-                fivexx.append(f"#{index} {request.method} {request.path}: {response.text[:200]}")
+            statuses[status] += 1
+            if status >= 500:
+                fivexx.append(f"#{index} {request.method} {request.path}: {text[:200]}")
             if kind == 0 and csrf:
                 logged_in += 1
             # A random /logout ends the browser's session; logging in again may have to
             # wait for the throttle the strangers' guesses tripped, so retry now and then.
-            if kind == 0 and (response.status_code == 401 or (not csrf and index % 300 == 0)):
+            if kind == 0 and (status == 401 or (not csrf and index % 300 == 0)):
                 csrf = await log_in()
     elapsed = time.perf_counter() - started
     text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""

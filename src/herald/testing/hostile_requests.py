@@ -133,6 +133,19 @@ def api_request(rng: random.Random, operations: list[tuple[str, str]]) -> Hostil
     return HostileRequest(method.upper(), path, headers, body, params)
 
 
+async def send(client: Any, request: HostileRequest) -> tuple[int, str]:
+    """Send `request` with an httpx.AsyncClient; returns the status and the start of the
+    answer. An event stream is not read (it would never end): its status is the answer."""
+    async with client.stream(
+        request.method, request.path, headers=request.headers,
+        content=request.body or None, params=request.params,
+    ) as response:  # fmt: skip
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            return response.status_code, ""
+        body = await response.aread()
+        return response.status_code, body[:300].decode("utf-8", "replace")
+
+
 def openapi_operations(schema: dict[str, Any]) -> list[tuple[str, str]]:
     return [
         (method, path)
@@ -148,5 +161,6 @@ __all__ = [
     "openapi_operations",
     "random_body",
     "random_json",
+    "send",
     "web_request",
 ]
