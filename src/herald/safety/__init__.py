@@ -23,7 +23,9 @@ registered with `register_secret_values`), and `scan_text` is the one
 injection scanner for memory, context files, cron prompts, skills and
 webhooks. `strip_structure_tags` removes role tags, tool-call markup and
 chat-template tokens from untrusted text (tool errors) before a model reads
-it.
+it. `RequestGuard` (with a `BodyRule` per route) is the one request-shape guard every
+served HTTP app sits behind: body size by Content-Length before reading and while
+streaming, JSON depth before parsing.
 """
 
 from herald.safety.approval import (
@@ -53,6 +55,7 @@ from herald.safety.commands import (
     check_command,
     save_blocked_script,
 )
+from herald.safety.http_guard import BodyRule, RequestGuard
 from herald.safety.redaction import clear_secret_values, redact, register_secret_values
 from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
 from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
@@ -67,10 +70,12 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalPolicy",
     "ApprovalPrompt",
+    "BodyRule",
     "CommandAnalysis",
     "CommandVerdict",
     "Judge",
     "JudgeSkipped",
+    "RequestGuard",
     "SandboxScope",
     "ScanFinding",
     "ScanResult",

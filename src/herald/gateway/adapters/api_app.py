@@ -47,7 +47,7 @@ from herald.gateway.adapters.api_server import bearer_token, secret_equals
 from herald.gateway.adapters.api_sessions import find_session, list_sessions, session_detail
 from herald.gateway.adapters.api_stream import StreamRedactor
 from herald.gateway.contracts import DispatchResult
-from herald.safety.http_guard import BodyRule, RequestGuard
+from herald.safety import BodyRule, RequestGuard
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send

@@ -22,8 +22,7 @@ from herald.gateway.adapters.webhook_signing import (
     SignatureError,
     SignatureVerifier,
 )
-from herald.safety import scan_text
-from herald.safety.http_guard import BodyRule, RequestGuard
+from herald.safety import BodyRule, RequestGuard, scan_text
 
 if TYPE_CHECKING:
     from herald.gateway.contracts import MessageEvent

@@ -30,7 +30,7 @@ from herald.gateway.web.auth import (
 from herald.gateway.web.capabilities import add_capability_routes, available_tabs
 from herald.gateway.web.errors import WebError
 from herald.gateway.web.routes import add_data_routes
-from herald.safety.http_guard import BodyRule, RequestGuard
+from herald.safety import BodyRule, RequestGuard
 
 if TYPE_CHECKING:
     from herald.gateway.web.backend import WebBackend

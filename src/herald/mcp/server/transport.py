@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from herald.safety.http_guard import BodyRule, RequestGuard
+from herald.safety import BodyRule, RequestGuard
 
 if TYPE_CHECKING:
     from herald.config import Settings
