@@ -30,9 +30,10 @@ CHAT = "chat-0123456789"
 
 @pytest.fixture
 async def web(
-    gateway_settings: Callable[..., Settings],
+    gateway_settings: Callable[..., Settings], request: pytest.FixtureRequest
 ) -> AsyncIterator[tuple[WebAdapter, str, httpx.AsyncClient]]:
-    settings = gateway_settings({"platforms": {"web": {"enabled": True, "port": 0}}})
+    extra = getattr(request, "param", {})  # more gateway settings
+    settings = gateway_settings({"platforms": {"web": {"enabled": True, "port": 0}}, **extra})
     token = create_token(settings.home.root)
     adapters, problems = load_adapters(settings)
     assert problems == []
@@ -125,6 +126,20 @@ async def test_forwarded_for_does_not_choose_the_throttled_address(web) -> None:
         "/login", json={"token": token}, headers={"X-Forwarded-For": "10.9.9.9"}
     )
     assert limited.status_code == 429
+
+
+@pytest.mark.parametrize("web", [{"trusted_proxies": ["127.0.0.1"]}], indirect=True)
+async def test_a_trusted_proxy_s_forwarded_for_is_the_client(web) -> None:
+    _adapter, token, client = web
+    for _ in range(5):
+        wrong = await client.post(
+            "/login", json={"token": "guess"}, headers={"X-Forwarded-For": "10.0.0.1"}
+        )
+        assert wrong.status_code == 401
+    assert (await client.post("/login", json={"token": "guess"},
+                              headers={"X-Forwarded-For": "10.0.0.1"})).status_code == 429  # fmt: skip
+    other = await client.post("/login", json={"token": token}, headers={"X-Forwarded-For": "10.0.0.2"})
+    assert other.status_code == 200  # another client behind the proxy is not locked out
 
 
 async def test_scrypt_runs_off_the_event_loop_and_parallel_guesses_are_charged_first(
