@@ -97,7 +97,7 @@ def test_dangerous_command_waits_for_approval(repl, fake_llm, workdir, answer, k
         Reply.tool_call("terminal", {"command": "rm -rf victim.txt"}), Reply.text("all done")
     )
     repl.sendline("clean up")
-    repl.expect("Herald wants to run: rm -rf victim.txt")
+    repl.expect("│ rm -rf victim.txt")
     repl.expect("answer")
     repl.sendline(answer)
     repl.expect("all done")

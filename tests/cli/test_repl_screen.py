@@ -80,8 +80,8 @@ def test_the_approval_prompt_shows_every_choice_and_the_command(screen, fake_llm
     choices = next(line for line in lines if line.startswith("Allow? ")).removeprefix("Allow? ")
     hint = " / ".join(f"[{c[0]}]{c[1:]}" for c in choices.split(" / "))
     assert f"  answer {hint}" in lines
-    assert "Herald wants to run: rm -rf build/[abc] && echo '[red]x[/red]'" in screen.text
-    flagged = next(line for line in lines if line.startswith("Flagged: "))
+    assert "│ rm -rf build/[abc] && echo '[red]x[/red]'" in screen.text
+    flagged = next(line for line in lines if "Flagged: " in line)
     assert re.search(r" \[[\w.:-]+\]$", flagged), flagged  # the rule tag survives
     screen.send("d")
     screen.wait_for("ok")

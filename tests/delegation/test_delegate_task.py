@@ -173,7 +173,7 @@ def test_a_childs_dangerous_command_goes_to_the_parents_human(make_agent, fake_l
     agent.start_turn("go", humans=Humans(approve=approve)).result(timeout=60)
     assert len(asked) == 1
     assert asked[0].requester == "sub-agent 1"
-    assert asked[0].text().startswith(f"sub-agent 1 wants to run: {NEEDS_APPROVAL}")
+    assert f"sub-agent 1 wants to run:\n```\n│ {NEEDS_APPROVAL}" in asked[0].text()
     (report,) = results_of(fake_llm)
     if answer == "once":
         assert report["final_text"].startswith("ran: 42")

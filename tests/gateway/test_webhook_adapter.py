@@ -224,3 +224,10 @@ def test_oversized_body_is_refused_before_anything_else(
     response = post(hook, {"text": "x" * (2 * 1024 * 1024)})
     assert response.status_code == 413
     assert fake_llm.model_requests() == []
+
+
+def test_deep_json_is_refused_before_parsing(hook: Running, fake_llm: FakeLLMServer) -> None:
+    response = post(hook, b"[" * 50_000 + b"]" * 50_000)
+    assert response.status_code == 400
+    assert "64 levels" in response.json()["error"]["message"]
+    assert fake_llm.model_requests() == []

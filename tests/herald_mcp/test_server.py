@@ -168,6 +168,34 @@ async def test_http_refuses_requests_without_the_token(served, http_server):
             await client.list_tools()
 
 
+async def test_http_refuses_oversized_and_deep_bodies_before_parsing(served, http_server):
+    import asyncio
+    from urllib.parse import urlsplit
+
+    from herald.testing.raw_http import MIB, send_until_answered, status_of
+
+    port = urlsplit(http_server).port
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {300 * MIB}\r\n\r\n"
+    )
+    answer, sent = await asyncio.to_thread(send_until_answered, port, head, iter(()))
+    assert sent == 0 and status_of(answer) == 413 and b"4 MiB" in answer
+    async with httpx.AsyncClient() as http:
+        deep = await http.post(
+            http_server,
+            content=b"[" * 10_000 + b"]" * 10_000,
+            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        )
+    assert deep.status_code == 400 and "64 levels" in deep.json()["error"]
+    async with httpx.AsyncClient() as http:
+        slash = await http.get(
+            http_server + "/",
+            headers={"Authorization": f"Bearer {TOKEN}", "Host": "evil.example"},
+        )
+    assert "evil.example" not in slash.headers.get("location", "")
+
+
 @pytest.mark.parametrize(
     "mode",
     [

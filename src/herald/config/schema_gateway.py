@@ -114,6 +114,11 @@ class GatewayConfig(StrictModel):
     drain_seconds: float = Field(
         30.0, ge=0, description="on stop, wait this long for running turns before interrupting"
     )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="reverse-proxy addresses whose X-Forwarded-For/-Proto the served "
+        "entrances believe; empty = the peer address is the client, whatever headers say",
+    )
     auto_resume: bool = Field(True, description="continue turns a restart interrupted")
     restart_window_seconds: float = Field(
         600.0, gt=0, description="restart-loop guard: the window boots are counted in"

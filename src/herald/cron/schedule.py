@@ -55,6 +55,7 @@ _EVERY_ONE_RE = re.compile(r"^every\s+(second|minute|hour|day|week)$", re.I)
 _IN_RE = re.compile(rf"^in\s+(\d+)\s*({_UNIT_RE})$", re.I)
 _DAY_AT_RE = re.compile(r"^(today|tomorrow)\s+(?:at\s+)?(\d{1,2}):(\d{2})$", re.I)
 _MAX_STEPS = 2000  # candidates examined by one next_after before giving up
+MAX_INTERVAL_SECONDS = 100 * 365 * 86400
 
 
 class ScheduleError(ValueError):
@@ -133,10 +134,40 @@ def local_zone_name() -> str:
 
 def parse_schedule(text: str, *, tz: str | None = None, now: datetime | None = None) -> Schedule:
     """Parse a schedule; `tz` (IANA name, default UTC) is where wall-clock forms are read,
-    `now` (default: the current time) decides what "past", "tomorrow" and "in" mean."""
+    `now` (default: the current time) decides what "past", "tomorrow" and "in" mean.
+
+    A schedule that would never run (30 February) or whose next run is beyond what a
+    date can hold is refused here, as a `ScheduleError`, not when the scheduler first
+    asks for its next run."""
+    now = (now or datetime.now(UTC)).astimezone(UTC)
+    shown = " ".join((text or "").split())
+    try:
+        schedule = _parse(text, tz=tz, now=now)
+    except OverflowError:  # a count too large for a date or a C integer
+        raise ScheduleError(
+            f"the schedule {shown!r} reaches past the year 9999: use a smaller number, "
+            f"such as {EXAMPLES}"
+        ) from None
+    try:
+        upcoming = schedule.next_after(now)
+    except (OverflowError, ValueError, KeyError):  # datetime range, croniter's bad dates
+        upcoming = None
+    if schedule.kind == "interval" and (schedule.seconds or 0) > MAX_INTERVAL_SECONDS:
+        raise ScheduleError(
+            f"the interval {shown!r} is longer than {MAX_INTERVAL_SECONDS // (365 * 86400)} "
+            "years: give a shorter one, or a one-shot time"
+        )
+    if upcoming is None:
+        raise ScheduleError(
+            f"the schedule {shown!r} has no next run (a date that does not exist, such as "
+            "30 February, or one past the year 9999): check the day-of-month and month fields"
+        )
+    return schedule
+
+
+def _parse(text: str, *, tz: str | None, now: datetime) -> Schedule:
     zone_name = tz or "UTC"
     zone = resolve_zone(zone_name)
-    now = (now or datetime.now(UTC)).astimezone(UTC)
     raw = text
     text = " ".join((text or "").split())
     if not text:

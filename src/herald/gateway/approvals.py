@@ -48,13 +48,8 @@ class _Pending:
 
 
 def approval_text(prompt: ApprovalPrompt, *, buttons: bool, timeout: float) -> str:
-    lines = [
-        "⚠️ Approval needed",
-        f"{prompt.requester} wants to run: {prompt.command}",
-        f"Flagged: {prompt.description} [{prompt.rule}]",
-    ]
-    if prompt.judge_note:
-        lines.append(f"Reviewer: {prompt.judge_note}")
+    # The same order as every surface: verdict first, the command fenced after it.
+    lines = ["⚠️ Approval needed", *prompt.verdict_lines(), *prompt.command_block()]
     if not buttons:
         lines.append("Reply " + ", ".join(CHOICE_COMMANDS[c] for c in prompt.choices) + ".")
     lines.append(f"No answer within {timeout:.0f} s counts as a denial.")

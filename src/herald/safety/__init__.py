@@ -31,6 +31,9 @@ admin commands; DESIGN.md invariant 16) is defined once in herald.safety.control
 its ``control.*`` rules make posture changes, control-file writes and secret reads
 hard-line and admin commands owner-only (`classify_path`, `secret_read_refusal`
 for the file tools).
+it. `RequestGuard` (with a `BodyRule` per route) is the one request-shape guard every
+served HTTP app sits behind: body size by Content-Length before reading and while
+streaming, JSON depth before parsing.
 """
 
 from herald.safety.approval import (
@@ -67,6 +70,7 @@ from herald.safety.control_plane import (
     secret_read_refusal,
 )
 from herald.safety.host_executed import HOST_EXECUTED_PATHS, HostExecuted, host_executed_target
+from herald.safety.http_guard import BodyRule, RequestGuard
 from herald.safety.read_only import (
     READ_ONLY_COMMANDS,
     ReadOnlyCheck,
@@ -91,12 +95,14 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalPolicy",
     "ApprovalPrompt",
+    "BodyRule",
     "CommandAnalysis",
     "CommandVerdict",
     "HostExecuted",
     "Judge",
     "JudgeSkipped",
     "ReadOnlyCheck",
+    "RequestGuard",
     "SandboxScope",
     "ScanFinding",
     "ScanResult",

@@ -82,6 +82,7 @@ Outcome = Literal["allow", "deny", "ask_human"]
 JudgeAnswer = Literal["approve", "deny", "escalate"]
 Judge = Callable[[str], str]
 HUMAN_CHOICES = ("once", "session", "always", "deny")
+COMMAND_QUOTE = "│ "  # before every line of a command shown for approval
 
 
 @dataclass(frozen=True)
@@ -95,15 +96,30 @@ class ApprovalPrompt:
     judge_note: str = ""
     requester: str = "Herald"  # who asks: a sub-agent's prompt names it ("sub-agent 2")
 
-    def text(self) -> str:
-        lines = [
-            f"{self.requester} wants to run: {self.command}",
-            f"Flagged: {self.description} [{self.rule}]",
-        ]
+    def verdict_lines(self) -> list[str]:
+        """Herald's own lines: the verdict and the rule that decided it. They come first,
+        so nothing a command contains can stand above them; the judge's note is folded
+        onto one line for the same reason."""
+        lines = [f"Flagged: {_one_line(self.description)} [{self.rule}]"]
         if self.judge_note:
-            lines.append(f"Reviewer: {self.judge_note}")
+            lines.append(f"Reviewer: {_one_line(self.judge_note)}")
+        return lines
+
+    def command_block(self) -> list[str]:
+        """Who asks, then the command in a fenced block with every line behind a bar, so a
+        multi-line command can neither close the fence nor pass for one of Herald's lines."""
+        # splitlines, not split("\n"): a lone \r would return a terminal to column 0
+        quoted = [COMMAND_QUOTE + line for line in self.command.splitlines() or [""]]
+        return [f"{self.requester} wants to run:", "```", *quoted, "```"]
+
+    def text(self) -> str:
+        lines = [*self.verdict_lines(), *self.command_block()]
         lines.append("Allow? " + " / ".join(self.choices))
         return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 @dataclass(frozen=True)

@@ -353,11 +353,15 @@ class StateStore:
         positions: Sequence[float] | None = None,
     ) -> list[StoredMessage]:
         self._require_session(conn, sid)
+        # One MAX per query: SQLite answers a lone MAX over an indexed column with a
+        # single index seek, but two aggregates in one SELECT scan every row of the
+        # session - which made each append O(session) and a long history O(n²).
         last_seq, last_position = conn.execute(
-            "SELECT COALESCE(MAX(seq), 0), COALESCE(MAX(position), 0.0)"
-            " FROM messages WHERE session_id = ?",
+            "SELECT (SELECT MAX(seq) FROM messages WHERE session_id = ?1),"
+            " (SELECT MAX(position) FROM messages WHERE session_id = ?1)",
             (sid,),
         ).fetchall()[0]
+        last_seq, last_position = last_seq or 0, last_position or 0.0
         if positions is None:
             positions = [last_position + index + 1.0 for index in range(len(batch))]
         now = time.time()

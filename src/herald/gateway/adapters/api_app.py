@@ -47,6 +47,7 @@ from herald.gateway.adapters.api_server import bearer_token, secret_equals
 from herald.gateway.adapters.api_sessions import find_session, list_sessions, session_detail
 from herald.gateway.adapters.api_stream import StreamRedactor
 from herald.gateway.contracts import DispatchResult
+from herald.safety import BodyRule, RequestGuard
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
+NO_BODY_BYTES = 64 * 1024  # GET and friends: no route reads a body
 DEFAULT_PROFILE = "default"  # the profile whose store the adapter reads (see ApiAdapter.store)
 KEEPALIVE_SECONDS = 15.0
 _STARTED = int(time.time())
@@ -176,52 +178,37 @@ def body_too_large() -> ApiRequestError:
     )
 
 
+MAX_JSON_DEPTH = 64
+_BODY_METHODS = ("POST", "PUT", "PATCH")
+
+
+def _body_rule(method: str, _path: str) -> BodyRule:
+    if method in _BODY_METHODS:
+        return BodyRule(MAX_BODY_BYTES, json_depth=MAX_JSON_DEPTH)
+    return BodyRule(NO_BODY_BYTES)
+
+
+def _refusal(status: int, code: str, message: str) -> ASGIApp:
+    if code == "body_too_large" and status == 413:
+        return error_response(body_too_large(), str)
+    return error_response(ApiRequestError(status, message, param="body", code=code), str)
+
+
 class RequestShape:
-    """Pure ASGI middleware for what reaches the routes: a body over the limit is refused
-    with an OpenAI-style error (by its Content-Length, or while it streams in), and a
-    POST body is read as JSON whatever its Content-Type says (curl's ``-d`` sends
+    """Pure ASGI middleware for what reaches the routes: the shared `RequestGuard`
+    (a body over the limit is refused by its Content-Length unread, or while it
+    streams in; JSON nesting is bounded before anything parses it), and a POST body is
+    read as JSON whatever its Content-Type says (curl's ``-d`` sends
     ``application/x-www-form-urlencoded``; no route takes a form)."""
 
     def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+        self.guard = RequestGuard(app, rule_for=_body_rule, refuse=_refusal)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") not in ("POST", "PUT", "PATCH"):
-            await self.app(scope, receive, send)
-            return
-        headers = [(k, v) for k, v in scope.get("headers", ()) if k != b"content-type"]
-        length = next((v for k, v in headers if k == b"content-length"), None)
-        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            await error_response(body_too_large(), str)(scope, receive, send)
-            return
-        scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
-        # Read the body here (at most the limit), so that a chunked body over the limit
-        # gets the same JSON answer as one whose Content-Length says so.
-        chunks: list[bytes] = []
-        seen = 0
-        while True:
-            message = await receive()
-            if message.get("type") != "http.request":  # the client hung up
-                return
-            chunk = message.get("body", b"")
-            seen += len(chunk)
-            if seen > MAX_BODY_BYTES:
-                await error_response(body_too_large(), str)(scope, receive, send)
-                return
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()  # after the body: wait for the disconnect as usual
-
-        await self.app(scope, replay, send)
+        if scope["type"] == "http" and scope.get("method") in _BODY_METHODS:
+            headers = [(k, v) for k, v in scope.get("headers", ()) if k != b"content-type"]
+            scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+        await self.guard(scope, receive, send)
 
 
 def build_api_app(backend: ApiBackend) -> FastAPI:
@@ -242,6 +229,7 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
         ),
         docs_url=None,
         redoc_url=None,
+        redirect_slashes=False,  # its Location would come from the client's Host header
         telemetry={
             "tracing": False,
             "metrics": False,

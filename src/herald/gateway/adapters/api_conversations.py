@@ -69,8 +69,10 @@ def session_for(store: StateStore, conversation: Conversation, *, profile: str) 
     opening = next((text for role, text in conversation.history if role == "user"), None)
     title = " ".join((opening or conversation.text).split())[:TITLE_CHARS] or None
     session_id = store.create_session(profile=profile, source="api", title=title)
-    for role, text in conversation.history:
-        store.append_message(session_id, {"role": role, "content": text})
+    # One transaction for the whole history, not one commit (and fsync) per message.
+    store.append_messages(
+        session_id, [{"role": role, "content": text} for role, text in conversation.history]
+    )
     return session_id
 
 

@@ -30,6 +30,11 @@ class StreamOptions(BaseModel):
     include_usage: bool = Field(False, description="send a final chunk carrying `usage`")
 
 
+# Messages in one request. Far beyond any real conversation, and a bound on the work one
+# stateless request can ask for (each message is validated, hashed and stored).
+MAX_MESSAGES = 2048
+
+
 class ChatCompletionRequest(BaseModel):
     """Sampling parameters (`temperature`, `max_tokens`, …) are accepted and ignored: the
     model and its settings come from Herald's configuration."""
@@ -37,7 +42,7 @@ class ChatCompletionRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     model: str | None = Field(None, description="any value; the reply names the served model")
-    messages: list[ChatMessageIn] = Field(..., min_length=1)
+    messages: list[ChatMessageIn] = Field(..., min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
     stream_options: StreamOptions | None = None
     user: str | None = Field(

@@ -131,8 +131,11 @@ def bind_socket(host: str, port: int) -> socket.socket:
 class EmbeddedServer:
     """One uvicorn server for one ASGI app, running as a task on the current loop."""
 
-    def __init__(self, app: Any, *, host: str, port: int, name: str) -> None:
+    def __init__(
+        self, app: Any, *, host: str, port: int, name: str, trusted_proxies: tuple[str, ...] = ()
+    ) -> None:
         self.app = app
+        self.trusted_proxies = tuple(trusted_proxies)
         self.host = host
         self.requested_port = port
         self.name = name
@@ -163,6 +166,11 @@ class EmbeddedServer:
             server_header=False,
             timeout_graceful_shutdown=_SHUTDOWN_SECONDS,
             http="h11",
+            # uvicorn believes X-Forwarded-For from loopback by default, which lets any
+            # local process choose the client address the login throttle counts; only
+            # the proxies `gateway.trusted_proxies` names are believed.
+            proxy_headers=bool(self.trusted_proxies),
+            forwarded_allow_ips=list(self.trusted_proxies) or None,
         )
         server = _quiet_server_class()(config)
         self._server = server

@@ -26,6 +26,7 @@ class ServedAdapter:
     _store: StateStore | None = None
     _own_store: bool = False
     _turns: set[asyncio.Task[Any]]
+    trusted_proxies: tuple[str, ...] = ()  # gateway.trusted_proxies
 
     def _state_root(self) -> Path:
         """The home whose state.db this entrance reads when no runner shares its own."""
@@ -36,7 +37,10 @@ class ServedAdapter:
         store_for = getattr(sink, "store_for", None)
         if self._store is None and callable(store_for):  # share the runner's store
             self._store = store_for(getattr(sink, "default_profile", "default"))
-        server = EmbeddedServer(build_app(self), host=host, port=port, name=self.name)
+        server = EmbeddedServer(
+            build_app(self), host=host, port=port, name=self.name,
+            trusted_proxies=self.trusted_proxies,
+        )
         await server.start()
         self._server = server
 

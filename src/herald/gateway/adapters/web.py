@@ -226,10 +226,13 @@ def create_adapter(
     full = kw.get("settings")
     if full is not None and full.config.gateway.cwd:
         gateway_cwd = Path(full.config.gateway.cwd).expanduser()
-    return WebAdapter(
+    adapter = WebAdapter(
         settings=settings,
         home_root=home.root,
         store=kw.get("store"),
         secret_values=tuple(secrets.secret_values()),
         cwd=gateway_cwd,
     )
+    if full is not None:
+        adapter.trusted_proxies = tuple(full.config.gateway.trusted_proxies)
+    return adapter

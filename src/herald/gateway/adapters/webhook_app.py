@@ -22,13 +22,14 @@ from herald.gateway.adapters.webhook_signing import (
     SignatureError,
     SignatureVerifier,
 )
-from herald.safety import scan_text
+from herald.safety import BodyRule, RequestGuard, scan_text
 
 if TYPE_CHECKING:
     from herald.gateway.contracts import MessageEvent
 
 MAX_BODY_BYTES = 1024 * 1024
 MAX_TEXT_CHARS = 32_000
+MAX_JSON_DEPTH = 64
 DEFAULT_NAME = "default"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -80,6 +81,7 @@ def build_webhook_app(backend: WebhookBackend) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
+        redirect_slashes=False,  # its Location would come from the client's Host header
         max_body_size=MAX_BODY_BYTES,
         telemetry={
             "tracing": False,
@@ -88,6 +90,13 @@ def build_webhook_app(backend: WebhookBackend) -> FastAPI:
             "operation_spans": False,
             "auto_configure": False,
         },
+    )
+    # Body size and JSON depth are checked before the body is read or parsed (the
+    # signature check reads it; json.loads would recurse on a deep one).
+    app.add_middleware(
+        RequestGuard,
+        rule_for=lambda _method, _path: BodyRule(MAX_BODY_BYTES, json_depth=MAX_JSON_DEPTH),
+        refuse=lambda status, code, message: error(status, message, code),
     )
     verifier = SignatureVerifier(backend.secret)
 
@@ -110,7 +119,7 @@ def build_webhook_app(backend: WebhookBackend) -> FastAPI:
             return error(401, str(exc), "invalid_signature")
         try:
             payload = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return error(400, "the body must be JSON", "invalid_json")
         content = event_content(payload)
         if len(content) > MAX_TEXT_CHARS:

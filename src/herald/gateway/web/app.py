@@ -8,12 +8,14 @@ page's escaping could not run script or reach another host.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from herald.gateway.web.auth import (
@@ -28,6 +30,7 @@ from herald.gateway.web.auth import (
 from herald.gateway.web.capabilities import add_capability_routes, available_tabs
 from herald.gateway.web.errors import WebError
 from herald.gateway.web.routes import add_data_routes
+from herald.safety import BodyRule, RequestGuard
 
 if TYPE_CHECKING:
     from herald.gateway.web.backend import WebBackend
@@ -51,6 +54,14 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 _UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Body limits, checked before anything is read or parsed (`RequestGuard`). A login is
+# a token in a tiny JSON object; other JSON bodies carry at most one message
+# (`routes.MAX_TEXT` characters, up to 6 bytes each once JSON-escaped).
+LOGIN_BODY_BYTES = 4 * 1024
+JSON_BODY_BYTES = 1024 * 1024
+JSON_DEPTH = 16
+OTHER_BODY_BYTES = 1024  # GET and friends carry no body worth reading
+THROTTLED_ANSWER_DELAY = 1.0  # seconds a refused login waits before its 429
 
 
 def static_text(name: str) -> str:
@@ -63,7 +74,26 @@ def build_web_app(adapter: WebBackend) -> FastAPI:
     base = adapter.base_path
     sessions = BrowserSessions(settings.session_hours * 3600)
     throttle = LoginThrottle(settings.login_attempts_per_minute)
-    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    # redirect_slashes off: Starlette builds that redirect's Location from the Host
+    # header, which a stranger controls; the one redirect the chat needs is explicit.
+    app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, redirect_slashes=False)
+    upload_bytes = int(settings.max_upload_mb * 1024 * 1024)
+
+    def body_rule(method: str, path: str) -> BodyRule:
+        if path == base + "/login":
+            return BodyRule(LOGIN_BODY_BYTES, json_depth=2)
+        if method == "PUT" and path.startswith(base + "/api/chats/") and "/files/" in path:
+            return BodyRule(upload_bytes)  # streamed to disk, counted as it arrives
+        if method in _UNSAFE_METHODS:
+            return BodyRule(JSON_BODY_BYTES, json_depth=JSON_DEPTH)
+        return BodyRule(OTHER_BODY_BYTES)
+
+    def refuse(status: int, _code: str, message: str) -> Any:
+        return JSONResponse({"error": message}, status_code=status, headers=SECURITY_HEADERS)
+
+    # Added before the login/CSRF guard below, so it runs inside it: a stranger's body
+    # for /api/ is refused unread (401) before this even counts it.
+    app.add_middleware(RequestGuard, rule_for=body_rule, refuse=refuse)
 
     def page(name: str) -> Response:
         html = static_text(name).replace("{{BASE}}", base)
@@ -109,6 +139,15 @@ def build_web_app(adapter: WebBackend) -> FastAPI:
     async def web_error(_request: Request, exc: WebError) -> Response:
         return JSONResponse({"error": exc.message}, status_code=exc.status)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_request: Request, exc: RequestValidationError) -> Response:
+        first = (exc.errors() or [{}])[0]
+        where = ".".join(str(p) for p in first.get("loc", ()) if p not in ("path", "query"))
+        return JSONResponse(
+            {"error": f"invalid {where or 'request'}: {first.get('msg', 'bad value')}"},
+            status_code=400,
+        )
+
     @app.get(base + "/")
     async def index(request: Request) -> Response:
         if current(request) is None:
@@ -127,9 +166,15 @@ def build_web_app(adapter: WebBackend) -> FastAPI:
 
     @app.post(base + "/login")
     async def login(request: Request) -> Response:
+        # The peer address: uvicorn rewrites it from X-Forwarded-For only for the proxies
+        # gateway.trusted_proxies names, so a client cannot pick the address counted here.
         client = request.client.host if request.client else "unknown"
-        wait = throttle.retry_after(client)
+        wait = throttle.charge(client)  # charged before the check, handed back on success
         if wait > 0:
+            # Answer a throttled guess late: the wait costs a sleeping coroutine, not CPU,
+            # and a client hammering the login gets a handful of answers a second
+            # instead of hundreds that would crowd every platform's event loop.
+            await asyncio.sleep(min(wait, THROTTLED_ANSWER_DELAY))
             return JSONResponse(
                 {"error": f"too many failed logins; try again in {wait:.0f} s"},
                 status_code=429,
@@ -138,14 +183,13 @@ def build_web_app(adapter: WebBackend) -> FastAPI:
         try:
             body = json.loads((await request.body()) or b"{}")
             token = str(body.get("token", "")) if isinstance(body, dict) else ""
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             token = ""
         try:
-            ok = adapter.verifier.verify(token.strip())
+            ok = await adapter.verifier.verify_async(token.strip())
         except NoTokenError as exc:
             return JSONResponse({"error": str(exc)}, status_code=503)
         if not ok:
-            throttle.failed(client)
             log.warning("failed web login from %s", client)
             return JSONResponse({"error": "wrong token"}, status_code=401)
         throttle.succeeded(client)

@@ -6,11 +6,14 @@ creates a browser session: a random id in an HttpOnly, SameSite=Strict cookie
 (Secure when the page is served over HTTPS) and a CSRF token the page sends back in
 the ``X-CSRF-Token`` header of every state-changing request. Sessions live in
 memory: restarting the gateway logs everybody out, which is the safe default.
-Failed logins are limited per client address.
+Failed logins are limited per client address and in total, and the scrypt check runs
+off the event loop on one worker thread (`verify_async`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -20,6 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +33,8 @@ TOKEN_FILE = "web/token.json"
 COOKIE_NAME = "herald_web"
 CSRF_HEADER = "x-csrf-token"
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+SCRYPT_THREAD = "herald-scrypt"
+_SCRYPT_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix=SCRYPT_THREAD)
 
 
 class NoTokenError(RuntimeError):
@@ -97,6 +103,13 @@ class TokenVerifier:
         salt = bytes.fromhex(record["salt"])
         return hmac.compare_digest(_digest(token, salt).hex(), record["hash"])
 
+    async def verify_async(self, token: str) -> bool:
+        """`verify` on the one scrypt thread: each check costs tens of milliseconds of CPU
+        and 16 MiB, so a login flood queues there instead of stalling the event loop that
+        every platform of the gateway shares."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_SCRYPT_POOL, self.verify, token)
+
 
 def login_token_matcher(home_root: Path) -> dict[str, Callable[[str], bool]]:
     """For the entrance-secret rule's reuse check: a test of whether a candidate
@@ -148,37 +161,70 @@ class BrowserSessions:
             self._sessions.pop(sid or "", None)
 
 
-class LoginThrottle:
-    """At most ``attempts`` failed logins per client address in ``window`` seconds."""
+GLOBAL_FAILURE_FACTOR = 6  # all addresses together may fail this many times one's budget
 
-    def __init__(self, attempts: int, window: float = 60.0) -> None:
+
+class LoginThrottle:
+    """At most ``attempts`` failed logins per client address in ``window`` seconds, and at
+    most ``global_attempts`` from all addresses together (a flood from many addresses
+    is still a bounded number of scrypt runs).
+
+    An attempt is charged BEFORE its token is checked (`charge`) and the charge is
+    returned on success (`succeeded`): parallel attempts cannot all pass the check
+    before any of them has failed."""
+
+    def __init__(self, attempts: int, window: float = 60.0, global_attempts: int | None = None) -> None:
         self.attempts = attempts
         self.window = window
+        self.global_attempts = global_attempts or attempts * GLOBAL_FAILURE_FACTOR
         self._failures: dict[str, deque[float]] = {}
+        self._all: deque[float] = deque()
         self._lock = threading.Lock()
 
     def retry_after(self, client: str) -> float:
         """Seconds until `client` may try again; 0 when it may try now."""
         with self._lock:
-            failures = self._recent(client)
-            if len(failures) < self.attempts:
-                return 0.0
-            return max(0.0, failures[0] + self.window - time.monotonic())
+            return self._wait(client, time.monotonic())
+
+    def charge(self, client: str) -> float:
+        """Take one attempt from `client`'s and the global budget; returns 0 when taken,
+        else the seconds to wait (nothing is taken then)."""
+        with self._lock:
+            now = time.monotonic()
+            wait = self._wait(client, now)
+            if wait == 0:
+                self._failures.setdefault(client, deque()).append(now)
+                self._all.append(now)
+            return wait
 
     def failed(self, client: str) -> None:
         with self._lock:
-            self._recent(client).append(time.monotonic())
+            now = time.monotonic()
+            self._failures.setdefault(client, deque()).append(now)
+            self._all.append(now)
 
     def succeeded(self, client: str) -> None:
         with self._lock:
-            self._failures.pop(client, None)
+            mine = self._failures.pop(client, None)
+            if mine:  # hand back the charge of this attempt
+                with contextlib.suppress(ValueError):
+                    self._all.remove(mine[-1])
 
-    def _recent(self, client: str) -> deque[float]:
-        failures = self._failures.setdefault(client, deque())
-        cutoff = time.monotonic() - self.window
+    def _wait(self, client: str, now: float) -> float:
+        cutoff = now - self.window
+        failures = self._failures.get(client)
         while failures and failures[0] < cutoff:
             failures.popleft()
-        return failures
+        if failures is not None and not failures:
+            del self._failures[client]  # forget idle addresses: the map stays small
+        while self._all and self._all[0] < cutoff:
+            self._all.popleft()
+        waits = [0.0]
+        if failures and len(failures) >= self.attempts:
+            waits.append(failures[0] + self.window - now)
+        if len(self._all) >= self.global_attempts:
+            waits.append(self._all[0] + self.window - now)
+        return max(waits)
 
 
 def csrf_ok(session: BrowserSession, header: str | None) -> bool:

@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Path, Request
 
 from herald.gateway.web.errors import WebError
+
+SQLITE_MAX_INT = 2**63 - 1  # a larger id would overflow the query, not just miss
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -162,7 +164,9 @@ def _add_board_routes(app: FastAPI, adapter: WebBackend, api: str) -> None:
             tasks.close()
 
     @app.post(api + "/board/{task_id}/approve")
-    async def approve(task_id: int, request: Request) -> dict[str, Any]:
+    async def approve(
+        task_id: Annotated[int, Path(ge=1, le=SQLITE_MAX_INT)], request: Request
+    ) -> dict[str, Any]:
         from herald.kanban import KanbanError
 
         tasks = board()

@@ -4,10 +4,13 @@ memory and skills. Every route here sits behind the login and CSRF guard of
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
@@ -78,7 +81,9 @@ def add_data_routes(app: FastAPI, adapter: WebBackend, base: str) -> None:
     @app.get(api + "/chats")
     async def list_chats(q: str = "", limit: int = 50) -> dict[str, Any]:
         store = adapter.store()
-        chats = store.report(reports.platform_chats, adapter.name, limit=min(limit, 200))
+        chats = store.report(
+            reports.platform_chats, adapter.name, limit=max(1, min(limit, 200))
+        )
         items = [
             {
                 "chat_id": chat_of_key(c.session_key),
@@ -145,8 +150,7 @@ def add_data_routes(app: FastAPI, adapter: WebBackend, base: str) -> None:
     @app.get(api + "/chats/{chat_id}/events")
     async def events(chat_id: str, request: Request, after: int = -1) -> StreamingResponse:
         chat_id = _chat_id(chat_id)
-        header = request.headers.get("last-event-id", "")
-        start = int(header) if header.isdigit() else after
+        start = _event_id(request.headers.get("last-event-id", ""), after)
         if start < 0:
             start = adapter.events.last_id(chat_id)
         return StreamingResponse(
@@ -161,14 +165,21 @@ def add_data_routes(app: FastAPI, adapter: WebBackend, base: str) -> None:
         if not SAFE_NAME.match(name) or ".." in name:
             raise WebError(400, "a file name is letters, digits, spaces, '.', '_' or '-'")
         limit = int(adapter.settings.max_upload_mb * 1024 * 1024)
-        data = bytearray()
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > limit:
-                raise WebError(413, f"files are at most {adapter.settings.max_upload_mb:g} MB")
-        target = _free_path(adapter.cwd, name)
-        target.write_bytes(bytes(data))
-        return {"path": str(target), "bytes": len(data)}
+        folder, handle, stored = _create_upload(adapter.cwd, name)
+        written = 0
+        try:
+            with handle:
+                async for chunk in request.stream():
+                    written += len(chunk)
+                    if written > limit:
+                        raise WebError(
+                            413, f"files are at most {adapter.settings.max_upload_mb:g} MB"
+                        )
+                    handle.write(chunk)
+        except BaseException:  # a refused or cut upload leaves no partial file behind
+            _discard(folder, stored)
+            raise
+        return {"path": str(folder / stored), "bytes": written}
 
     @app.get(api + "/dashboard")
     async def dashboard(days: int = 30) -> dict[str, Any]:
@@ -285,22 +296,60 @@ async def _json(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
         body = json.loads(raw or b"{}")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise WebError(400, "the body must be a JSON object") from None
     if not isinstance(body, dict):
         raise WebError(400, "the body must be a JSON object")
     return body
 
 
-def _free_path(folder: Path, name: str) -> Path:
+# Created, never opened: O_EXCL fails on anything already there, a dangling symlink
+# included, and O_NOFOLLOW refuses a link as the final component; opening relative to
+# the folder's own descriptor keeps every component inside it.
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+MAX_NAME_TRIES = 1000
+
+
+def _create_upload(folder: Path, name: str) -> tuple[Path, BinaryIO, str]:
+    """A new file for an upload named `name` (or `name-1`, `name-2` ... when taken)."""
     folder.mkdir(parents=True, exist_ok=True)
-    target = folder / name
-    stem, suffix = target.stem, target.suffix
-    n = 1
-    while target.exists():
-        target = folder / f"{stem}-{n}{suffix}"
-        n += 1
-    return target
+    stem, suffix = Path(name).stem, Path(name).suffix
+    directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for n in range(MAX_NAME_TRIES):
+            candidate = name if n == 0 else f"{stem}-{n}{suffix}"
+            try:
+                fd = os.open(candidate, _CREATE_FLAGS, 0o600, dir_fd=directory)
+            except (FileExistsError, IsADirectoryError):
+                continue
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:  # a symlink in the way: take the next name
+                    continue
+                raise
+            return folder, os.fdopen(fd, "wb"), candidate
+    finally:
+        os.close(directory)
+    raise WebError(409, f"too many files named like {name!r} already; pick another name")
+
+
+def _discard(folder: Path, stored: str) -> None:
+    directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(stored, dir_fd=directory)
+    finally:
+        os.close(directory)
+
+
+def _event_id(header: str, after: int) -> int:
+    """Where an event stream resumes: the Last-Event-ID header, else `after`."""
+    header = header.strip()
+    if not header:
+        return after
+    # str.isdigit() accepts "²" and other digits int() refuses, hence the ASCII check.
+    if not (header.isascii() and header.isdigit()) or len(header) > 18:
+        raise WebError(400, "Last-Event-ID must be the number of an event this stream sent")
+    return int(header)
 
 
 __all__ = ["add_data_routes", "chat_key", "transcript"]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from herald.config import ENTRANCE_SECRETS, WeakSecretError, is_loopback, require_entrance
+from herald.safety import BodyRule, RequestGuard
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -62,6 +63,20 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+MAX_BODY_BYTES = 4 * 1024 * 1024  # one JSON-RPC message
+MAX_JSON_DEPTH = 64
+
+
+def _body_rule(method: str, _path: str) -> BodyRule:
+    return BodyRule(MAX_BODY_BYTES, json_depth=MAX_JSON_DEPTH if method == "POST" else None)
+
+
+def _refusal(status: int, code: str, message: str) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"error": message, "code": code}, status_code=status)
+
+
 def serve_stdio(settings: Settings) -> None:
     import anyio
 
@@ -77,7 +92,10 @@ def http_app(settings: Settings, store: Any, host: str, token: str) -> Any:
     from herald.mcp.server.app import build_server
 
     server = build_server(settings, store)
-    return BearerAuth(server.streamable_http_app(host=host), token)
+    app = server.streamable_http_app(host=host)
+    app.router.redirect_slashes = False  # its Location would come from the client's Host
+    guarded = RequestGuard(app, rule_for=_body_rule, refuse=_refusal)
+    return BearerAuth(guarded, token)  # auth first: a stranger's body is never read
 
 
 def serve_http(

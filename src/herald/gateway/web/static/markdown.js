@@ -27,24 +27,37 @@
     });
   }
 
-  function inline(escaped) {
-    const codes = [];
-    let out = escaped.replace(/`([^`\n]+)`/g, (_, code) => {
-      codes.push("<code>" + code + "</code>");
-      return "\u0000" + (codes.length - 1) + "\u0000";
-    });
-    out = out.replace(/\[([^\]\n]+)\]\(((?:https?:\/\/|mailto:)[^\s)]+)\)/g,
-      (_, label, url) => '<a href="' + url + '" target="_blank" rel="noopener noreferrer">' + label + "</a>");
-    out = out.replace(/(^|[\s(])((?:https?:\/\/)[^\s<)]+)/g,
-      (_, lead, url) => lead + '<a href="' + url + '" target="_blank" rel="noopener noreferrer">' + url + "</a>");
-    out = out.replace(/\*\*([^*\n]+)\*\*/g, "<strong>$1</strong>");
+  /* Code spans, links and bare URLs are found in ONE pass over the escaped text and each
+     replaced by a placeholder, so no later pattern ever looks inside markup an earlier one
+     produced (an autolink pass re-matching inside a link's href is how an attribute got
+     out). Emphasis runs last, on text whose markup is all placeholders. */
+  // groups: 1 code span; 2, 3 [label](url); 4, 5 a bare URL and what precedes it
+  const TOKEN = /`([^`\n]+)`|\[([^\]\n]+)\]\(((?:https?:\/\/|mailto:)[^\s<)]+)\)|(^|[\s(])(https?:\/\/[^\s<)]+)/g;
+
+  function link(url, label) {
+    return '<a href="' + url + '" target="_blank" rel="noopener noreferrer">' + label + "</a>";
+  }
+
+  function emphasis(text) {
+    let out = text.replace(/\*\*([^*\n]+)\*\*/g, "<strong>$1</strong>");
     out = out.replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, "$1<em>$2</em>");
-    out = out.replace(/~~([^~\n]+)~~/g, "<del>$1</del>");
-    return out.replace(/\u0000(\d+)\u0000/g, (_, i) => codes[Number(i)]);
+    return out.replace(/~~([^~\n]+)~~/g, "<del>$1</del>");
+  }
+
+  function inline(escaped) {
+    const parts = [];
+    const hold = (html) => { parts.push(html); return "\u0000" + (parts.length - 1) + "\u0000"; };
+    const out = escaped.replace(TOKEN, (_, code, label, url, lead, bare) => {
+      if (code !== undefined) return hold("<code>" + code + "</code>");
+      if (label !== undefined) return hold(link(url, emphasis(label)));
+      return lead + hold(link(bare, bare));
+    });
+    return emphasis(out).replace(/\u0000(\d+)\u0000/g, (_, i) => parts[Number(i)]);
   }
 
   function render(source) {
-    const lines = escapeHtml(source || "").split("\n");
+    // NUL marks placeholders in inline(); a message's own NULs must not name one.
+    const lines = escapeHtml(String(source || "").replace(/\u0000/g, "\uFFFD")).split("\n");
     const html = [];
     let paragraph = [];
     let list = null;
