@@ -48,6 +48,9 @@ class AgentOptions:
     hygiene: HygieneConfig | None = None
     # A new session starts from this prompt and history instead of a built prompt.
     seed: SessionSeed | None = None
+    # Who this turn is for (config `identities`); a new session is recorded as theirs,
+    # and every store read that recalls past conversations filters by it (invariant 19).
+    identity: str = "owner"
 
     def __post_init__(self) -> None:
         if self.max_turns is not None:

@@ -22,6 +22,7 @@ from herald.gateway.contracts import MessageEvent
 KEY_PREFIX = "agent"
 MAX_PART = 96
 MAX_KEY = 640
+OWNER_IDENTITY = "owner"
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _KEY_RE = re.compile(r"^agent(?::[A-Za-z0-9_%~-]{1," + str(MAX_PART) + r"}){4,8}$")
 
@@ -46,6 +47,11 @@ def build_session_key(profile: str, event: MessageEvent, *, shared_groups: bool 
     """The key of the conversation `event` belongs to."""
     parts = [profile, event.platform]
     if event.session_hint:
+        # A caller names sessions only among its own identity's: another identity's
+        # hint lives under its own "as" part, so no name reaches the owner's sessions
+        # (the owner's keep their old shape, so existing named sessions still resolve).
+        if event.identity and event.identity != OWNER_IDENTITY:
+            parts += ["as", event.identity]
         parts += ["hint", event.session_hint]
     elif event.chat_type == "private":
         parts += ["private", event.chat_id]

@@ -169,9 +169,10 @@ class StateStore:
         provider: str | None = None,
         parent_id: str | None = None,
         title: str | None = None,
+        identity: str = "owner",
     ) -> str:
-        if not profile or not source:
-            raise ValueError("profile and source must be non-empty strings")
+        if not profile or not source or not identity:
+            raise ValueError("profile, source and identity must be non-empty strings")
         with self._transaction() as conn:
             if parent_id is not None:
                 self._require_session(conn, parent_id)
@@ -181,8 +182,8 @@ class StateStore:
                 sid = new_session_id(now)
             conn.execute(
                 "INSERT INTO sessions (id, profile, source, title, model, provider, parent_id,"
-                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (sid, profile, source, title, model, provider, parent_id, now, now),
+                " created_at, updated_at, identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (sid, profile, source, title, model, provider, parent_id, now, now, identity),
             )
         return sid
 
@@ -224,8 +225,12 @@ class StateStore:
         source: str | None = None,
         profile: str | None = None,
         exclude_sources: tuple[str, ...] = (),
+        identity: str | None = None,
     ) -> list[SessionRecord]:
         clauses, params = ["1 = 1"], []
+        if identity is not None:
+            clauses.append("identity = ?")
+            params.append(identity)
         if source is not None:
             clauses.append("source = ?")
             params.append(source)

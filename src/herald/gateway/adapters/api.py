@@ -21,16 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herald.config.schema_identities import OWNER
+from herald.gateway.adapters import api_conversations as conversations
+from herald.gateway.adapters.api_conversations import Conversation
+from herald.gateway.adapters.api_keys import KeyRing, ServedKey, owner_key, served_keys
 from herald.gateway.adapters.api_locks import KeyedLocks
-from herald.gateway.adapters.api_server import (
-    AdapterConfigError,
-    platform_section,
-    resolve_secret,
-)
+from herald.gateway.adapters.api_server import AdapterConfigError, platform_section
 from herald.gateway.adapters.http_base import HttpResponseAdapter
 from herald.gateway.adapters.served import ServedAdapter
 from herald.gateway.contracts import (
@@ -59,7 +59,8 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
     def __init__(
         self,
         *,
-        api_key: str,
+        api_key: str | None = None,
+        keys: Sequence[ServedKey] = (),
         host: str = "127.0.0.1",
         port: int = 8642,
         model_name: str = "herald",
@@ -67,16 +68,18 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         store: StateStore | None = None,
         secret_values: tuple[str, ...] = (),
     ) -> None:
-        if not api_key:
-            raise AdapterConfigError("the API adapter needs an api_key")
-        self.api_key = api_key
+        served = [owner_key(api_key)] if api_key else []
+        served += list(keys)
+        if not served:
+            raise AdapterConfigError("the API adapter needs an api_key or keys")
+        self.keyring = KeyRing(served)
         self.host = host
         self.requested_port = port
         self.model_name = model_name
         self._home = home
         self._store = store
         self._own_store = False
-        self._extra = tuple(dict.fromkeys((*secret_values, api_key)))
+        self._extra = tuple(dict.fromkeys((*secret_values, *self.keyring.secrets())))
         self._locks = KeyedLocks()
         self._turns: set[asyncio.Task[DispatchResult]] = set()
 
@@ -115,6 +118,7 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         caller_system: str | None,
         message_id: str,
         on_delta: Callable[[str], None] | None,
+        identity: str = OWNER,
     ) -> asyncio.Future[DispatchResult]:
         event = MessageEvent(
             platform=self.name,
@@ -123,9 +127,62 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
             text=text,
             message_id=message_id,
             session_hint=key,
+            identity=identity,
             raw={"caller_system": caller_system},
         )
-        return self._start(f"key:{key}", event, on_delta)
+        # Named sessions are per identity (see build_session_key), and so are their locks.
+        return self._start(f"key:{identity}:{key}", event, on_delta)
+
+    def start_conversation_turn(
+        self,
+        conversation: Conversation,
+        *,
+        identity: str,
+        message_id: str,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> asyncio.Future[DispatchResult]:
+        """A stateless request: its session is found (or forked) while the conversation's
+        lock is held, so two clients sending the same history one moment apart never both
+        join the session before the first one's turn has made it longer."""
+        store = self.store()
+
+        async def resolve() -> str:
+            return await asyncio.to_thread(
+                conversations.session_for,
+                store,
+                conversation,
+                profile=conversations.DEFAULT_PROFILE,
+                identity=identity,
+            )
+
+        async def remember(result: DispatchResult) -> None:
+            if result.status == "replied" and result.session_id:
+                reply = self.redact(result.text).strip()
+                await asyncio.to_thread(
+                    conversations.remember,
+                    store,
+                    conversation,
+                    result.session_id,
+                    reply,
+                    profile=conversations.DEFAULT_PROFILE,
+                )
+
+        event = MessageEvent(
+            platform=self.name,
+            chat_id=conversation.key(),
+            user_id=conversation.key(),
+            text=conversation.text,
+            message_id=message_id,
+            identity=identity,
+            raw={"caller_system": conversation.system},
+        )
+        return self._start(
+            f"conversation:{identity}:{conversation.key()}",
+            event,
+            on_delta,
+            resolve=resolve,
+            after=remember,
+        )
 
     def start_session_turn(
         self,
@@ -135,18 +192,10 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         message_id: str,
         caller_system: str | None = None,
         on_delta: Callable[[str], None] | None = None,
+        identity: str = OWNER,
     ) -> asyncio.Future[DispatchResult]:
-        key = f"session:{session_id}"
-        event = MessageEvent(
-            platform=self.name,
-            chat_id=key,
-            user_id=key,
-            text=text,
-            message_id=message_id,
-            session_hint=key,
-            raw={"caller_system": caller_system},
-        )
-        return self._start(key, event, on_delta, stored_session=session_id)
+        event = _session_event(session_id, text, message_id, caller_system, identity)
+        return self._start(f"session:{session_id}", event, on_delta, stored_session=session_id)
 
     def _start(
         self,
@@ -155,32 +204,82 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         on_delta: Callable[[str], None] | None,
         *,
         stored_session: str | None = None,
+        resolve: Callable[[], Awaitable[str]] | None = None,
+        after: Callable[[DispatchResult], Awaitable[None]] | None = None,
     ) -> asyncio.Future[DispatchResult]:
         """Dispatch as a task of its own: a client hanging up cancels its request, never
-        the turn."""
+        the turn. With `resolve`, the stored session is chosen under `lock_key` and the
+        turn then also holds that session's lock; `after` runs before either is let go."""
         if self._sink is None:
             raise RuntimeError("the API adapter is not connected to a runner")
         sink = self._sink
         stream = StreamCallbacks(on_text_delta=on_delta) if on_delta is not None else None
 
+        async def dispatch(event: MessageEvent, session_id: str | None) -> DispatchResult:
+            try:
+                if session_id is not None:
+                    bind_stored_session(sink, event, session_id)
+                result = await sink.dispatch(event, self, stream=stream)
+                if after is not None:
+                    await after(result)
+                return result
+            except Exception as exc:  # the runner failed; the client gets a 500
+                log.exception("dispatch of an API request failed")
+                return DispatchResult(
+                    status="error",
+                    text=f"the gateway failed to run the turn ({type(exc).__name__})",
+                    exit_reason="gateway_error",
+                )
+
         async def run() -> DispatchResult:
             async with self._locks.hold(lock_key):
+                if resolve is None:
+                    return await dispatch(event, stored_session)
                 try:
-                    if stored_session is not None:
-                        bind_stored_session(sink, event, stored_session)
-                    return await sink.dispatch(event, self, stream=stream)
-                except Exception as exc:  # the runner failed; the client gets a 500
-                    log.exception("dispatch of an API request failed")
+                    session_id = await resolve()
+                except Exception as exc:
+                    log.exception("finding the session of an API conversation failed")
                     return DispatchResult(
                         status="error",
-                        text=f"the gateway failed to run the turn ({type(exc).__name__})",
+                        text=f"the gateway could not store the conversation ({type(exc).__name__})",
                         exit_reason="gateway_error",
                     )
+                bound = _session_event(
+                    session_id,
+                    event.text,
+                    event.message_id or "",
+                    _caller_system(event),
+                    event.identity or OWNER,
+                )
+                async with self._locks.hold(f"session:{session_id}"):
+                    return await dispatch(bound, session_id)
 
         task = asyncio.create_task(run(), name=f"api-turn:{lock_key}")
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)
         return task
+
+
+def _session_event(
+    session_id: str, text: str, message_id: str, caller_system: str | None, identity: str
+) -> MessageEvent:
+    key = f"session:{session_id}"
+    return MessageEvent(
+        platform=ApiAdapter.name,
+        chat_id=key,
+        user_id=key,
+        text=text,
+        message_id=message_id,
+        session_hint=key,
+        identity=identity,
+        raw={"caller_system": caller_system},
+    )
+
+
+def _caller_system(event: MessageEvent) -> str | None:
+    raw = event.raw if isinstance(event.raw, dict) else {}
+    value = raw.get("caller_system")
+    return value if isinstance(value, str) else None
 
 
 def bind_stored_session(sink: EventSink, event: MessageEvent, session_id: str) -> None:
@@ -203,31 +302,34 @@ def create_adapter(
     config: HeraldConfig | ApiPlatformConfig, secrets: Secrets, **kw: Any
 ) -> ApiAdapter:
     """The API adapter for ``gateway.platforms.api`` (the whole config or that section).
-    Keyword arguments the lifecycle may pass: ``home`` (the gateway profile's
-    `HeraldHome`) or ``store`` (its `StateStore`), read by the /v1/sessions endpoints;
-    others are ignored."""
-    settings = platform_section(config, "api")
-    api_key = resolve_secret(settings.api_key, secrets, setting="gateway.platforms.api.api_key")
-    if not api_key:
+    Keyword arguments the lifecycle may pass: ``settings`` (whose ``identities`` the
+    keys must name), ``home`` (the gateway profile's `HeraldHome`) or ``store`` (its
+    `StateStore`), read by the /v1/sessions endpoints; others are ignored."""
+    section = platform_section(config, "api")
+    settings = kw.get("settings")
+    whole = settings.config if settings is not None else config
+    identities = getattr(whole, "identities", None)
+    keys = served_keys(section, secrets, None if identities is None else list(identities))
+    if not keys:
         raise AdapterConfigError(
             "gateway.platforms.api.api_key is not set, and the API never serves without "
             "authentication: set `api_key: ${HERALD_API_KEY}` under gateway.platforms.api "
-            "and put HERALD_API_KEY=<a long random string> in .env"
+            "and put HERALD_API_KEY=<a long random string> in .env (or list callers under "
+            "gateway.platforms.api.keys)"
         )
-    if len(api_key) < _MIN_KEY_CHARS:
-        log.warning(
-            "gateway.platforms.api.api_key is short; use at least %d characters", _MIN_KEY_CHARS
-        )
+    for key in keys:
+        if len(key.secret) < _MIN_KEY_CHARS:
+            log.warning("%s is short; use at least %d characters", key.setting, _MIN_KEY_CHARS)
     home = kw.get("home")
     if home is None and kw.get("store") is None and secrets.env_file is not None:
         from herald.config import HeraldHome
 
         home = HeraldHome(secrets.env_file.parent)
     return ApiAdapter(
-        api_key=api_key,
-        host=settings.host,
-        port=settings.port,
-        model_name=settings.model_name,
+        keys=keys,
+        host=section.host,
+        port=section.port,
+        model_name=section.model_name,
         home=home,
         store=kw.get("store"),
         secret_values=tuple(secrets.secret_values()),
