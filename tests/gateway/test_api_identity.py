@@ -53,9 +53,7 @@ ENV = {
 
 @pytest.fixture
 def api(tmp_path: Path, fake_llm: FakeLLMServer) -> Iterator[Running]:
-    with running_adapter(
-        tmp_path, fake_llm, "api", GATEWAY, env=ENV, config=IDENTITIES
-    ) as running:
+    with running_adapter(tmp_path, fake_llm, "api", GATEWAY, env=ENV, config=IDENTITIES) as running:
         yield running
 
 
@@ -74,9 +72,7 @@ def sent_to_model(request: Any) -> str:
 
 
 def get(api: Running, path: str, key: str) -> httpx.Response:
-    return httpx.get(
-        f"{api.url}{path}", headers={"Authorization": f"Bearer {key}"}, timeout=10
-    )
+    return httpx.get(f"{api.url}{path}", headers={"Authorization": f"Bearer {key}"}, timeout=10)
 
 
 def u(text: str) -> dict[str, str]:
@@ -159,9 +155,7 @@ def test_two_clients_sending_the_same_history_at_once_never_share_a_turn(
         threading.Event().wait(0.01)
     ask(api, [*opening, u("question of B")])
     first.join(30)
-    b_request = next(
-        r for r in fake_llm.model_requests() if "question of B" in sent_to_model(r)
-    )
+    b_request = next(r for r in fake_llm.model_requests() if "question of B" in sent_to_model(r))
     assert "9931" not in sent_to_model(b_request)
     assert "slow reply" not in sent_to_model(b_request)
 
@@ -279,7 +273,9 @@ def test_two_callers_with_one_key_are_refused(tmp_path: Path) -> None:
 
 
 def test_keys_alone_serve_without_an_api_key(tmp_path: Path) -> None:
-    adapter = _adapter_for(tmp_path, [{"name": "d", "key": "${K}", "identity": "dana"}], {"K": DANA_KEY})
+    adapter = _adapter_for(
+        tmp_path, [{"name": "d", "key": "${K}", "identity": "dana"}], {"K": DANA_KEY}
+    )
     caller = adapter.keyring.caller_for(DANA_KEY)
     assert caller is not None and caller.identity == "dana"
     assert adapter.keyring.caller_for(OWNER_KEY) is None

@@ -102,7 +102,12 @@ class Agent(RuntimeParts):
         self._pending_steer: list[str] = []
         self._background = Background()
         tool_context = ToolContext(
-            home=home, config=config, secrets=secrets, surface=options.source, store=store
+            home=home,
+            config=config,
+            secrets=secrets,
+            surface=options.source,
+            store=store,
+            identity=options.identity,
         )
         from herald.plugins import plugins_for
 

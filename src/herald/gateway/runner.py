@@ -28,12 +28,14 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import herald.gateway.pipeline as pipeline
+from herald.config.schema_identities import Identity
 from herald.engine.commands import parse_command
 from herald.gateway.agents import AgentCache
 from herald.gateway.auth import Authorizer
 from herald.gateway.commands import COMMANDS, HANDLERS
 from herald.gateway.contracts import DispatchResult, MessageEvent, PlatformAdapter, StreamCallbacks
 from herald.gateway.delivery import Deliverer, Target
+from herald.gateway.identities import command_refusal, identity_of, log_refusal, with_identity
 from herald.gateway.outcomes import exception_sentence, turn_to_dispatch
 from herald.gateway.pairing import PairingStore, pairing_path
 from herald.gateway.routing import UnservedProfileError
@@ -166,6 +168,8 @@ class GatewayRunner:
             return DispatchResult("ignored")
         if auth.status == "pairing":
             return await self._say(adapter, event, DispatchResult("pairing", auth.text))
+        # Every turn has an identity (invariant 19): resolved once, carried on the event.
+        event = with_identity(event, self.identity_of(event))
         if self.state.is_dead(event.platform, event.chat_id) and self.state.revive(
             event.platform, event.chat_id
         ):
@@ -223,9 +227,19 @@ class GatewayRunner:
             slot = self._slots[key] = SessionSlot(key, profile)
         return slot
 
+    def identity_of(self, event: MessageEvent) -> Identity:
+        return identity_of(event, self.settings_for(self.default_profile).config)
+
     async def _command(
         self, slot: SessionSlot, item: WorkItem, name: str, arg: str
     ) -> DispatchResult:
+        identity = self.identity_of(item.event)
+        refusal = command_refusal(identity, name, arg)
+        if refusal is not None:
+            log_refusal(identity, item.event, name)
+            return await self._say(
+                item.adapter, item.event, DispatchResult("command", refusal), item.key
+            )
         spec = COMMANDS.get(name)
         if spec is None:
             text = await self._plugin_command(slot, name, arg)
@@ -369,7 +383,12 @@ class GatewayRunner:
     ) -> DispatchResult:
         raw = item.event.raw if isinstance(item.event.raw, dict) else {}
         request = AgentRequest(
-            slot.key, slot.profile, item.event.platform, item.text, raw.get("caller_system")
+            slot.key,
+            slot.profile,
+            item.event.platform,
+            item.text,
+            raw.get("caller_system"),
+            self.identity_of(item.event),
         )
         active.agent = await self.sessions.acquire(request)
         try:

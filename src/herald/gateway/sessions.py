@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from herald.config.schema_gateway import GatewayConfig, HygieneConfig
+from herald.config.schema_identities import OWNER, Identity
 from herald.gateway.agents import AgentCache
 from herald.state.gateway_tables import GatewayState
 
@@ -39,6 +40,7 @@ class AgentRequest:
     platform: str
     first_text: str
     caller_system: str | None = None  # a system message the caller supplied (API clients)
+    identity: Identity | None = None  # who the turn is for; None: the owner
 
 
 def toolset_for(platform: str, config: GatewayConfig) -> str:
@@ -51,6 +53,18 @@ def toolset_for(platform: str, config: GatewayConfig) -> str:
         return configured
     own = f"herald-{platform}"
     return own if own in BUILTIN_TOOLSETS else DEFAULT_CHAT_TOOLSET
+
+
+def config_for_identity(config: HeraldConfig, identity: Identity | None) -> HeraldConfig:
+    """`config` with the identity's tools hidden (`toolsets.disabled`), so its turns are
+    never offered them: hidden tools are neither sent to the model nor callable."""
+    if identity is None or not identity.disabled_tools:
+        return config
+    copy = config.model_copy(deep=True)
+    copy.toolsets.disabled = list(
+        dict.fromkeys([*copy.toolsets.disabled, *identity.disabled_tools])
+    )
+    return copy
 
 
 def config_with_model(config: HeraldConfig, model: str | None) -> HeraldConfig:
@@ -72,6 +86,7 @@ def build_agent(
     first_text: str,
     caller_system: str | None = None,
     hygiene: HygieneConfig | None = None,
+    identity: Identity | None = None,
 ) -> Any:
     """An agent on `session_id`, or on a session created now (blocking)."""
     from herald.engine import Agent, AgentOptions
@@ -83,7 +98,7 @@ def build_agent(
         settings,
         store,
         session_id=session_id if record is not None else None,
-        config=config_with_model(settings.config, model),
+        config=config_for_identity(config_with_model(settings.config, model), identity),
         registry=agent_registry(settings),  # the built-ins plus configured MCP servers'
         options=AgentOptions(
             source=platform,
@@ -91,6 +106,7 @@ def build_agent(
             cwd=cwd,
             caller_system=caller_system,
             hygiene=hygiene,
+            identity=identity.name if identity is not None else OWNER,
         ),
     )
     try:
@@ -146,6 +162,7 @@ class SessionManager:
                 first_text=request.first_text,
                 caller_system=request.caller_system,
                 hygiene=self.config.hygiene if self.config.hygiene.enabled else None,
+                identity=request.identity,
             ),
         )
         if agent.session_id != session_id:

@@ -77,6 +77,9 @@ class ToolContext:
     secrets: Secrets | None = None
     environment: Environment | None = None  # where commands run and files live
     surface: str = "cli"  # cli | api | webhook | cron | gateway platform name
+    # Whose turn this is (config `identities`); tools that read stored conversations or
+    # memory read only this identity's (DESIGN invariant 19).
+    identity: str = "owner"
     # Ask the human to approve a dangerous command: returns "once" | "session" | "always"
     # | "deny", or None on timeout. None here means no human is present.
     approve: Callable[[ApprovalPrompt], str | None] | None = None
