@@ -231,6 +231,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             # agent), so the default keeps an existing home's history with its owner.
             "ALTER TABLE sessions ADD COLUMN identity TEXT NOT NULL DEFAULT 'owner'",
             "CREATE INDEX sessions_identity ON sessions(identity, updated_at)",
+            # A message is its session's identity's (set on insert from the session).
+            "ALTER TABLE messages ADD COLUMN identity TEXT NOT NULL DEFAULT 'owner'",
         ),
     ),
 )

@@ -371,8 +371,9 @@ class StateStore:
             seq = last_seq + offset + 1
             cursor = conn.execute(
                 "INSERT INTO messages (session_id, seq, position, role, content, tool_calls,"
-                " tool_call_id, tool_name, reasoning, api_content, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " tool_call_id, tool_name, reasoning, api_content, created_at, identity)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " (SELECT identity FROM sessions WHERE id = ?1))",
                 (
                     sid,
                     seq,
