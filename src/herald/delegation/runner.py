@@ -262,6 +262,7 @@ class Delegation:
                 max_iterations=self.settings.max_iterations,
                 parent_session_id=self.parent_session_id,
                 seed=self._seed,
+                identity=ctx.identity,
             )
             visible = None  # the parent's exact tool list: refusals happen at call time
         else:
@@ -272,6 +273,7 @@ class Delegation:
                 max_iterations=self.settings.max_iterations,
                 parent_session_id=self.parent_session_id,
                 caller_system=CHILD_SYSTEM,
+                identity=ctx.identity,  # a child works for the same person
             )
             visible = parent_tools  # never more than the parent has
         return ctx.spawn_agent(

@@ -467,7 +467,11 @@ class Agent(RuntimeParts):
 
         try:
             manager = MemoryManager(
-                rt.home, rt.config, rt.secrets, provider=self._plugins.memory_provider(rt.config)
+                rt.home,
+                rt.config,
+                rt.secrets,
+                provider=self._plugins.memory_provider(rt.config),
+                identity=rt.options.identity,
             )
             manager.register_provider_tools(rt.tools)
         except MemoryProviderError as exc:
@@ -478,6 +482,7 @@ class Agent(RuntimeParts):
                     update={"memory": rt.config.memory.model_copy(update={"provider": None})}
                 ),
                 rt.secrets,
+                identity=rt.options.identity,
             )
         manager.attach(rt.tool_context)
         return manager

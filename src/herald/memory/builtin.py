@@ -107,10 +107,13 @@ def _excerpt(text: str) -> str:
 class BuiltinMemory:
     """MEMORY.md (the agent's notes) and USER.md (who the user is) of one home."""
 
-    def __init__(self, home: HeraldHome, config: MemoryConfig | None = None) -> None:
+    def __init__(
+        self, home: HeraldHome, config: MemoryConfig | None = None, *, identity: str = "owner"
+    ) -> None:
         self.home = home
         self.config = config or MemoryConfig()
-        self.files = MemoryFiles(home.memories_dir)
+        self.identity = identity  # whose USER.md this reads and writes
+        self.files = MemoryFiles(home.memories_dir, user_dir=home.user_memory_dir(identity))
         self._failures = 0
         self._lock = threading.Lock()  # one write at a time within this process
         self._listeners: list[WriteListener] = []

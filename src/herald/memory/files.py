@@ -28,19 +28,30 @@ class MemoryLockTimeout(RuntimeError):
 
 
 class MemoryFiles:
-    def __init__(self, memories_dir: Path, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> None:
+    def __init__(
+        self,
+        memories_dir: Path,
+        *,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        user_dir: Path | None = None,
+    ) -> None:
         self.dir = Path(memories_dir)
+        # USER.md is one identity's (memories/users/<identity>/); MEMORY.md is shared.
+        self.user_dir = Path(user_dir) if user_dir is not None else self.dir
         self.lock_timeout = lock_timeout
         self._last_seen: dict[str, str] = {}
 
+    def _folder(self, target: str) -> Path:
+        return self.user_dir if target == "user" else self.dir
+
     def path(self, target: str) -> Path:
-        return self.dir / FILE_NAMES[target]
+        return self._folder(target) / FILE_NAMES[target]
 
     def backup_path(self, target: str) -> Path:
-        return self.dir / f"{FILE_NAMES[target]}.bak"
+        return self._folder(target) / f"{FILE_NAMES[target]}.bak"
 
     def lock_path(self, target: str) -> Path:
-        return self.dir / f".{FILE_NAMES[target]}.lock"
+        return self._folder(target) / f".{FILE_NAMES[target]}.lock"
 
     def read_disk(self, target: str) -> str:
         """The file's text now ('' when it does not exist); not remembered."""
@@ -64,7 +75,7 @@ class MemoryFiles:
 
     @contextlib.contextmanager
     def locked(self, target: str) -> Iterator[None]:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self._folder(target).mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(self.lock_path(target)), timeout=self.lock_timeout)
         try:
             lock.acquire()

@@ -556,7 +556,9 @@ class StateStore:
         session_id: str | None = None,
         exclude_session_id: str | None = None,
         include_inactive: bool = True,
+        identity: str | None = None,
     ) -> list[SearchHit]:
+        """`identity`: only that identity's messages (None: everyone's)."""
         with self._readers.connection() as conn:
             return fts.search(
                 conn,
@@ -565,6 +567,7 @@ class StateStore:
                 session_id=session_id,
                 exclude_session_id=exclude_session_id,
                 include_inactive=include_inactive,
+                identity=identity,
             )
 
     # -- history (session search) ---------------------------------------------
@@ -576,18 +579,19 @@ class StateStore:
         limit: int = 20,
         exclude_session_id: str | None = None,
         exclude_ids: Sequence[int] = (),
+        identity: str | None = None,
     ) -> list[SearchHit]:
         """Any-term (with prefixes) then CJK trigram matches, for when `search_messages`
         (every term) finds too little. Never raises for any `query` text."""
         with self._readers.connection() as conn:
             hits = fallback.any_term_search(
                 conn, query, limit=limit, exclude_session_id=exclude_session_id,
-                exclude_ids=exclude_ids,
+                exclude_ids=exclude_ids, identity=identity,
             )  # fmt: skip
             seen = [*exclude_ids, *(hit.message_id for hit in hits)]
             return hits + fallback.trigram_search(
                 conn, query, limit=limit - len(hits), exclude_session_id=exclude_session_id,
-                exclude_ids=seen,
+                exclude_ids=seen, identity=identity,
             )  # fmt: skip
 
     def get_message(self, message_id: int) -> StoredMessage | None:
@@ -614,11 +618,11 @@ class StateStore:
             return history.lineages(conn, sids)
 
     def recent_sessions(
-        self, *, limit: int = 10, exclude: Sequence[str] = ()
+        self, *, limit: int = 10, exclude: Sequence[str] = (), identity: str | None = None
     ) -> list[SessionSummary]:
         """Sessions with messages, most recently updated first, with counts."""
         with self._readers.connection() as conn:
-            return history.recent_sessions(conn, limit=limit, exclude=exclude)
+            return history.recent_sessions(conn, limit=limit, exclude=exclude, identity=identity)
 
     def summarize_sessions(self, sids: Sequence[str]) -> list[SessionSummary]:
         with self._readers.connection() as conn:

@@ -76,7 +76,9 @@ class HeraldReader:
         key = file.upper().removesuffix(".MD")
         if key not in MEMORY_FILES:
             raise ToolArgumentError(f"file must be MEMORY or USER, not {file!r}")
-        path = self.settings.home.memories_dir / MEMORY_FILES[key]
+        home = self.settings.home
+        # The MCP server is the owner's: USER.md is the owner's own.
+        path = home.user_memory_file() if key == "USER" else home.memories_dir / MEMORY_FILES[key]
         try:
             return path.read_text(encoding="utf-8")
         except FileNotFoundError:
