@@ -64,6 +64,16 @@ def test_a_session_name_belongs_to_one_identity() -> None:
         assert forged != dana
 
 
+def test_a_shared_group_session_is_shared_per_identity() -> None:
+    def key(user: str, identity: str | None) -> str:
+        event = _event("g", user, chat_type="group", identity=identity)
+        return build_session_key("default", event, shared_groups=True)
+
+    assert key("alice", "owner") == key("alice-phone", "owner") == "agent:default:telegram:group:g"
+    assert key("dana", "dana") == "agent:default:telegram:group:g:as:dana"
+    assert key("dana", "dana") != key("kid", "guest-telegram-kid")
+
+
 @pytest.mark.parametrize(
     "hostile",
     ["../../etc", "/etc/passwd", "..", ".", "a:b", "a/../../b", "x\x00y", "😀", " ", "~", "%41"],

@@ -9,6 +9,7 @@ so she talks as a guest.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -231,3 +232,15 @@ async def test_admin_commands_are_the_owners(
             command,
         )
     assert fake_llm.model_requests() == []
+
+
+async def test_a_shared_group_session_never_mixes_identities(
+    telegram: FakeTelegramServer, fake_llm: FakeLLMServer, start_gateway: Callable[[bool], Any]
+) -> None:
+    await start_gateway(True)
+    telegram.send_user_message(GROUP, ALICE, "my salary is 9100 OWNER", "group", username="alice")
+    await _message(telegram, GROUP, lambda m: m.text == "Hello, owner.", "the owner's reply")
+    telegram.send_user_message(GROUP, BOB, "what did the owner say? GUEST", "group", username="bob")
+    await _message(telegram, GROUP, lambda m: m.text == "Hello, guest.", "dana's reply")
+    danas = next(r for r in fake_llm.model_requests() if "GUEST" in (r.last_user_text or ""))
+    assert "9100" not in json.dumps(danas.body)
