@@ -30,7 +30,8 @@ def test_accounts_map_to_their_identity_and_role() -> None:
     dana = identity_for_account(identities, "telegram", "67890")
     assert (owner.name, owner.role, owner.may_approve) == ("owner", "owner", True)
     assert (dana.name, dana.role, dana.may_approve) == ("dana", "member", False)
-    assert dana.disabled_tools == ()
+    assert set(dana.disabled_tools) == {"cronjob", "kanban"}  # jobs would run as the owner
+    assert owner.disabled_tools == ()
 
 
 def test_an_unlisted_account_is_a_guest_of_its_own() -> None:

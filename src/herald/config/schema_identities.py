@@ -35,7 +35,9 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 # change what Herald remembers and knows (memory, skills, the board).
 ROLE_DISABLED_TOOLS: dict[str, tuple[str, ...]] = {
     "owner": (),
-    "member": (),
+    # Scheduled jobs and board tasks run later, unattended, as the owner (they carry no
+    # identity yet), so a member's job would work with the owner's memory and history.
+    "member": ("cronjob", "kanban"),
     "guest": (
         "terminal",
         "write_file",
