@@ -93,6 +93,16 @@ def build_agent(
     from herald.mcp import agent_registry
 
     record = store.get_session(session_id) if session_id else None
+    if record is not None and record.identity != (identity.name if identity else OWNER):
+        # The key points at another identity's session (the config changed who an
+        # account is): start a session of this identity's own rather than resume that.
+        log.warning(
+            "session %s belongs to %s, not %s; starting a new one",
+            record.id,
+            record.identity,
+            identity.name if identity else OWNER,
+        )
+        record = None
     model = (record.meta.get(MODEL_META_KEY) if record is not None else None) or None
     agent = Agent.from_settings(
         settings,
