@@ -2,9 +2,10 @@
 the gateway's event loop) with bearer-token auth and Herald's session endpoints.
 
 Config ``gateway.platforms.api``: ``host`` (127.0.0.1), ``port`` (0 = any free port;
-`ApiAdapter.port` is the bound one), ``api_key`` (required — the server never runs
-unauthenticated; write ``${HERALD_API_KEY}`` and keep the key in ``.env``) and
-``model_name`` (the id ``/v1/models`` lists).
+`ApiAdapter.port` is the bound one), ``api_key`` (the owner's key) and/or ``keys``
+(callers with an identity and scopes, see `api_keys`) — at least one: the server never
+runs unauthenticated; write ``${HERALD_API_KEY}`` and keep the key in ``.env`` — and
+``model_name`` (the id ``/v1/models`` lists). Every turn runs as the key's identity.
 
 Routes: ``POST /v1/chat/completions`` (streaming and not), ``GET /v1/models``,
 ``GET /v1/sessions``, ``GET /v1/sessions/{id}``, ``POST /v1/sessions/{id}/messages``,
