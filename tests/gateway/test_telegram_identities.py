@@ -244,3 +244,17 @@ async def test_a_shared_group_session_never_mixes_identities(
     await _message(telegram, GROUP, lambda m: m.text == "Hello, guest.", "dana's reply")
     danas = next(r for r in fake_llm.model_requests() if "GUEST" in (r.last_user_text or ""))
     assert "9100" not in json.dumps(danas.body)
+
+
+async def test_the_owner_approves_a_members_command_in_the_group(
+    telegram: FakeTelegramServer, fake_llm: FakeLLMServer, start_gateway: Callable[[bool], Any]
+) -> None:
+    await start_gateway(False)  # per-member sessions: the request waits in dana's
+    telegram.send_user_message(GROUP, BOB, "compute CHARLIE", "group", username="bob")
+    prompt = await _message(telegram, GROUP, lambda m: bool(m.buttons), "the approval request")
+    telegram.press_button(GROUP, BOB, prompt.message_id, "/approve")
+    await _message(telegram, GROUP, lambda m: "⛔" in m.text, "dana may not approve")
+    assert not _ran_the_command(fake_llm)
+    telegram.press_button(GROUP, ALICE, prompt.message_id, "/approve")
+    await _message(telegram, GROUP, lambda m: m.text == "The answer is 42.", "the answer")
+    assert _ran_the_command(fake_llm)

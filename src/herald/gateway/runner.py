@@ -35,7 +35,13 @@ from herald.gateway.auth import Authorizer
 from herald.gateway.commands import COMMANDS, HANDLERS
 from herald.gateway.contracts import DispatchResult, MessageEvent, PlatformAdapter, StreamCallbacks
 from herald.gateway.delivery import Deliverer, Target
-from herald.gateway.identities import command_refusal, identity_of, log_refusal, with_identity
+from herald.gateway.identities import (
+    APPROVAL_COMMANDS,
+    command_refusal,
+    identity_of,
+    log_refusal,
+    with_identity,
+)
 from herald.gateway.outcomes import exception_sentence, turn_to_dispatch
 from herald.gateway.pairing import PairingStore, pairing_path
 from herald.gateway.routing import UnservedProfileError
@@ -227,6 +233,22 @@ class GatewayRunner:
             slot = self._slots[key] = SessionSlot(key, profile)
         return slot
 
+    def _asking_slot(self, slot: SessionSlot, event: MessageEvent) -> SessionSlot:
+        """Where an approver's answer goes: their own session if it is waiting, else the
+        one session of this chat that is (a member's turn in a group with per-member
+        sessions asks there, and only an approver can answer it)."""
+        if slot.prompts.pending_kind == "approval":
+            return slot
+        waiting = [
+            other
+            for other in self._slots.values()
+            if other.prompts.pending_kind == "approval"
+            and other.turn is not None
+            and other.turn.item.event.platform == event.platform
+            and other.turn.item.event.chat_id == event.chat_id
+        ]
+        return waiting[0] if len(waiting) == 1 else slot
+
     def identity_of(self, event: MessageEvent) -> Identity:
         return identity_of(event, self.settings_for(self.default_profile).config)
 
@@ -240,6 +262,8 @@ class GatewayRunner:
             return await self._say(
                 item.adapter, item.event, DispatchResult("command", refusal), item.key
             )
+        if name in APPROVAL_COMMANDS:
+            slot = self._asking_slot(slot, item.event)
         spec = COMMANDS.get(name)
         if spec is None:
             text = await self._plugin_command(slot, name, arg)
