@@ -22,6 +22,7 @@ pytest.importorskip("telegram")
 from test_telegram_support import ALICE, BOB, CAROL, GROUP
 
 from herald.config import Settings
+from herald.config.schema_identities import GUEST_TOOLS
 from herald.safety import clear_secret_values
 from herald.testing.fake_llm import FakeLLMServer, RecordedRequest, Reply
 from herald.testing.fake_telegram import FakeTelegramServer, SentMessage
@@ -192,6 +193,7 @@ async def test_a_guests_turn_is_never_offered_terminal_or_file_writes(
     guest = next(r for r in fake_llm.model_requests() if "GUEST" in (r.last_user_text or ""))
     owner = next(r for r in fake_llm.model_requests() if "OWNER" in (r.last_user_text or ""))
     assert _tool_names(guest) & GUEST_FORBIDDEN == set()
+    assert _tool_names(guest) <= set(GUEST_TOOLS)  # an allowlist: MCP/plugin tools too
     assert "read_file" in _tool_names(guest)  # reading is still offered
     assert GUEST_FORBIDDEN - {"cronjob", "delegate_task"} <= _tool_names(owner)
 

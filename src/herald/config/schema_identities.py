@@ -51,6 +51,22 @@ ROLE_DISABLED_TOOLS: dict[str, tuple[str, ...]] = {
 }
 
 
+# What a guest may be offered at most (their surface may offer less): reading and
+# searching, never anything that writes, runs or reaches further (MCP servers' and
+# plugins' tools included, since no list could name them in advance).
+GUEST_TOOLS: tuple[str, ...] = (
+    "todo",
+    "clarify",
+    "session_search",
+    "skills_list",
+    "skill_view",
+    "read_file",
+    "search_files",
+    "web_search",
+    "web_extract",
+)
+
+
 class IdentityConfig(StrictModel):
     role: Role = "member"
     accounts: list[str] = Field(
@@ -110,6 +126,7 @@ class Identity:
     role: Role
     may_approve: bool
     disabled_tools: tuple[str, ...]
+    only_tools: tuple[str, ...] | None = None  # at most these (guests); None: no cap
 
     @property
     def is_owner(self) -> bool:
@@ -123,7 +140,8 @@ def _identity(name: str, config: IdentityConfig) -> Identity:
         if config.disabled_tools is not None
         else ROLE_DISABLED_TOOLS[config.role]
     )
-    return Identity(name, config.role, approve and config.role != "guest", disabled)
+    only = GUEST_TOOLS if config.role == "guest" else None
+    return Identity(name, config.role, approve and config.role != "guest", disabled, only)
 
 
 def identity_named(identities: dict[str, IdentityConfig], name: str | None) -> Identity:
@@ -166,6 +184,7 @@ def guest_name(platform: str, user_id: str) -> str:
 
 __all__ = [
     "GUEST",
+    "GUEST_TOOLS",
     "OWNER",
     "ROLE_DISABLED_TOOLS",
     "Identity",

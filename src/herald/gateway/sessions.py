@@ -67,6 +67,20 @@ def config_for_identity(config: HeraldConfig, identity: Identity | None) -> Hera
     return copy
 
 
+def only_tools(
+    identity: Identity | None, toolset: str, config: HeraldConfig, registry: Any
+) -> tuple[str, ...] | None:
+    """For an identity limited to a known list (guests): what the surface offers, cut to
+    that list. An explicit list also leaves out MCP servers' and plugins' tools, which
+    no denylist can name in advance. None: the surface's tools as configured."""
+    if identity is None or identity.only_tools is None:
+        return None
+    from herald.tools import available_tool_names
+
+    offered = available_tool_names(toolset, config, registry)
+    return tuple(name for name in offered if name in identity.only_tools)
+
+
 def config_with_model(config: HeraldConfig, model: str | None) -> HeraldConfig:
     if not model or model == config.model.name:
         return config
@@ -104,12 +118,14 @@ def build_agent(
         )
         record = None
     model = (record.meta.get(MODEL_META_KEY) if record is not None else None) or None
+    config = config_for_identity(config_with_model(settings.config, model), identity)
+    registry = agent_registry(settings)  # the built-ins plus configured MCP servers'
     agent = Agent.from_settings(
         settings,
         store,
         session_id=session_id if record is not None else None,
-        config=config_for_identity(config_with_model(settings.config, model), identity),
-        registry=agent_registry(settings),  # the built-ins plus configured MCP servers'
+        config=config,
+        registry=registry,
         options=AgentOptions(
             source=platform,
             toolset=toolset,
@@ -117,6 +133,7 @@ def build_agent(
             caller_system=caller_system,
             hygiene=hygiene,
             identity=identity.name if identity is not None else OWNER,
+            enabled_tools=only_tools(identity, toolset, config, registry),
         ),
     )
     try:
