@@ -1,7 +1,7 @@
 """Issue 29, part 3, end to end on Telegram: memory belongs to someone.
 
 In one family group, the member (dana) tells Herald a personal fact and the model saves
-it (USER.md and the fact store). The owner's next turn, the owner's `session_search`
+it (USER.md, the agent's notes in MEMORY.md, and the fact store). The owner's next turn, the owner's `session_search`
 and the owner's memory recall carry no trace of it, checked in the requests the fake
 model received; dana's own next turn does recall it (so the check can fail).
 """
@@ -27,6 +27,7 @@ from herald.testing.homes import fake_model_config, make_home, merge
 
 SECRET = "ZEBRA7"
 FACT = f"Dana is allergic to peanuts, code {SECRET}"
+NOTE = f"Dana files her {SECRET} paperwork in the blue folder"  # an agent note, MEMORY.md
 
 
 def _tool_results(request: RecordedRequest) -> list[str]:
@@ -51,6 +52,10 @@ def _script(request: RecordedRequest) -> Reply | None:
                         "arguments": {"action": "add", "target": "user", "content": FACT},
                     },
                     {"name": "fact_store", "arguments": {"action": "add", "content": FACT}},
+                    {
+                        "name": "memory",
+                        "arguments": {"action": "add", "target": "memory", "content": NOTE},
+                    },
                 ]
             )
         return Reply.text("Noted, Dana.")
@@ -135,6 +140,7 @@ async def test_a_members_fact_never_reaches_the_owners_turns(
     home = gateway.settings.home
     assert SECRET in home.user_memory_file("dana").read_text()
     assert SECRET not in home.user_memory_file("owner").read_text()
+    assert SECRET not in (home.memories_dir / "MEMORY.md").read_text()  # the owner's notes
     seen = len(fake_llm.model_requests())
 
     # The owner's next turn: a plain question that would recall the fact, then searches.

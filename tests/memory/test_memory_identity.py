@@ -26,8 +26,11 @@ def test_each_identity_has_its_own_user_md(tmp_path: Path) -> None:
     assert owner.entries("user") == ["The owner likes tea."]
     assert dana.entries("user") == ["Dana likes chess."]
     assert settings.home.user_memory_file("dana").parent.name == "dana"
-    # MEMORY.md (the agent's own notes) stays one file.
-    assert owner.files.path("memory") == dana.files.path("memory")
+    # The agent's notes (MEMORY.md) are per identity too; the owner's stay where they were.
+    assert owner.files.path("memory") == settings.home.memories_dir / "MEMORY.md"
+    assert dana.files.path("memory") == settings.home.user_memory_dir("dana") / "MEMORY.md"
+    assert dana.add("memory", "Dana's project is a treehouse.").success
+    assert owner.entries("memory") == []
 
 
 def test_an_old_homes_user_md_becomes_the_owners(tmp_path: Path) -> None:

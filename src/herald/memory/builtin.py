@@ -112,8 +112,12 @@ class BuiltinMemory:
     ) -> None:
         self.home = home
         self.config = config or MemoryConfig()
-        self.identity = identity  # whose USER.md this reads and writes
-        self.files = MemoryFiles(home.memories_dir, user_dir=home.user_memory_dir(identity))
+        self.identity = identity  # whose memory this reads and writes
+        # The owner's notes stay at memories/MEMORY.md; anyone else's notes live beside
+        # their USER.md, so neither person's notes reach the other's prompt.
+        own = home.user_memory_dir(identity)
+        notes = home.memories_dir if identity == "owner" else own
+        self.files = MemoryFiles(notes, user_dir=own)
         self._failures = 0
         self._lock = threading.Lock()  # one write at a time within this process
         self._listeners: list[WriteListener] = []
