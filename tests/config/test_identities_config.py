@@ -30,7 +30,8 @@ def test_accounts_map_to_their_identity_and_role() -> None:
     dana = identity_for_account(identities, "telegram", "67890")
     assert (owner.name, owner.role, owner.may_approve) == ("owner", "owner", True)
     assert (dana.name, dana.role, dana.may_approve) == ("dana", "member", False)
-    assert set(dana.disabled_tools) == {"cronjob", "kanban"}  # jobs would run as the owner
+    # Jobs would run as the owner; skills reach everyone's prompt.
+    assert set(dana.disabled_tools) == {"cronjob", "kanban", "skill_manage"}
     assert owner.disabled_tools == ()
 
 

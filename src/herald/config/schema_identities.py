@@ -36,8 +36,9 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 ROLE_DISABLED_TOOLS: dict[str, tuple[str, ...]] = {
     "owner": (),
     # Scheduled jobs and board tasks run later, unattended, as the owner (they carry no
-    # identity yet), so a member's job would work with the owner's memory and history.
-    "member": ("cronjob", "kanban"),
+    # identity yet), so a member's job would work with the owner's memory and history;
+    # skills are shared by everyone, so what a member writes there reaches every prompt.
+    "member": ("cronjob", "kanban", "skill_manage"),
     "guest": (
         "terminal",
         "write_file",
