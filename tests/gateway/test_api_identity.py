@@ -239,7 +239,11 @@ def test_sessions_own_lists_only_its_identitys_api_sessions(
     assert len(fake_llm.model_requests()) == 2  # no turn ran for that post
     # sessions:all sees every identity and entrance, but has no chat scope.
     everything = get(api, "/v1/sessions", ALL_KEY).json()["data"]
-    assert len(everything) == 3
+    assert sorted((s["identity"], s["source"]) for s in everything) == [
+        ("dana", "api"),
+        ("owner", "api"),
+        ("owner", "cli"),
+    ]
     with pytest.raises(openai.PermissionDeniedError):
         ask(api, [u("hello")], key=ALL_KEY)
 

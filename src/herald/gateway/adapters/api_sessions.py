@@ -33,6 +33,7 @@ def summary(record: SessionRecord, redact: Redactor) -> SessionSummary:
         id=record.id,
         title=_clean(record.title, redact),
         source=record.source,
+        identity=record.identity,
         profile=record.profile,
         model=record.model,
         created_at=record.created_at,
