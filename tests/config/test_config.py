@@ -100,7 +100,7 @@ def test_home_layout_is_created(tmp_path, monkeypatch):
     home = resolve_home()
     for name in ("memories", "skills", "plugins", "cron", "logs", "cache", "profiles"):
         assert (home.root / name).is_dir()
-    assert (home.memories_dir / "MEMORY.md").exists() and (home.memories_dir / "USER.md").exists()
+    assert (home.memories_dir / "MEMORY.md").exists() and (home.user_memory_file()).exists()
     assert home.root == tmp_path / "h"
     assert oct(os.stat(home.root).st_mode & 0o777) == "0o700"
 

@@ -69,7 +69,7 @@ def test_correction_becomes_a_skill_that_the_next_session_sees(make_agent, fake_
     assert [m.role for m in rows] == ["user", "assistant"]
     assert "created skill terse-answers" in notices[0]
     if has_memory:
-        assert "Prefers short, direct answers." in (agent.home.memories_dir / "USER.md").read_text()
+        assert "Prefers short, direct answers." in (agent.home.user_memory_file()).read_text()
         assert "saved 1 memory" in notices[0]
 
     # The review ran in its own child session, with its own usage.

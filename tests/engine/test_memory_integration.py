@@ -20,7 +20,7 @@ def test_snapshot_is_frozen_per_session_and_writes_land_at_once(make_agent, fake
     agent = make_agent()
     agent.run_turn("I'm Ada and I use fish")
     agent.run_turn("what next?")
-    user_md = agent.home.memories_dir / "USER.md"
+    user_md = agent.home.user_memory_file()
     assert "Name: Ada. Uses fish shell." in user_md.read_text()  # on disk immediately
     prompts = {r.system for r in fake_llm.model_requests()}
     assert len(prompts) == 1 and "Name: Ada" not in prompts.pop()  # frozen snapshot

@@ -53,17 +53,22 @@ class Dispatched:
     session_id: str | None = None
 
 
+def session_key(event: MessageEvent) -> tuple[str, str, str]:
+    # Like build_session_key: a named session is one identity's name for it.
+    return (event.platform, event.identity or "owner", event.session_hint or event.chat_id)
+
+
 @dataclass
 class AgentSink:
     settings: Settings
     store: StateStore
     workdir: Path
-    sessions: dict[tuple[str, str], str] = field(default_factory=dict)
+    sessions: dict[tuple[str, str, str], str] = field(default_factory=dict)
     dispatched: list[Dispatched] = field(default_factory=list)
     before_turn: Callable[[MessageEvent], None] | None = None
 
     def bind_session(self, event: MessageEvent, session_id: str) -> None:
-        self.sessions[(event.platform, event.session_hint or event.chat_id)] = session_id
+        self.sessions[session_key(event)] = session_id
 
     async def dispatch(
         self,
@@ -78,7 +83,7 @@ class AgentSink:
         self.dispatched.append(record)
         if self.before_turn is not None:
             self.before_turn(event)
-        key = (event.platform, event.session_hint or event.chat_id)
+        key = session_key(event)
         session_id = self.sessions.get(key)
         options = AgentOptions(
             source=event.platform,
@@ -86,6 +91,7 @@ class AgentSink:
             cwd=str(self.workdir),
             toolset=toolset,
             caller_system=raw.get("caller_system"),
+            identity=event.identity or "owner",
         )
         callbacks = TurnCallbacks(on_text_delta=stream.on_text_delta if stream else None)
 
@@ -134,10 +140,14 @@ class Running:
 
 
 def home_settings(
-    root: Path, fake_llm: Any, gateway: dict[str, Any], env: dict[str, str] | None = None
+    root: Path,
+    fake_llm: Any,
+    gateway: dict[str, Any],
+    env: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Settings:
     config = merge(fake_model_config(fake_llm), {"gateway": {"platforms": gateway}})
-    return make_home(root, config, env)
+    return make_home(root, merge(config, extra or {}), env)
 
 
 @contextlib.contextmanager
@@ -148,18 +158,22 @@ def running_adapter(
     gateway: dict[str, Any],
     *,
     env: dict[str, str] | None = None,
+    config: dict[str, Any] | None = None,
     **kw: Any,
 ) -> Iterator[Running]:
-    """Serve ``herald.gateway.adapters.<module>`` built by its `create_adapter`."""
+    """Serve ``herald.gateway.adapters.<module>`` built by its `create_adapter`
+    (`config`: more top-level config, e.g. ``identities``)."""
     import importlib
 
-    settings = home_settings(tmp_path / "home", fake_llm, gateway, env)
+    settings = home_settings(tmp_path / "home", fake_llm, gateway, env, config)
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
     store = StateStore(settings.home.state_db)
     sink = AgentSink(settings, store, workdir)
     factory = importlib.import_module(f"herald.gateway.adapters.{module}").create_adapter
-    adapter = factory(settings.config, settings.secrets, home=settings.home, store=store, **kw)
+    adapter = factory(
+        settings.config, settings.secrets, home=settings.home, store=store, settings=settings, **kw
+    )
     loop = LoopThread()
     try:
         loop.run(adapter.connect(sink))

@@ -214,7 +214,9 @@ def test_inline_key_and_a_taken_port(tmp_path: Path) -> None:
         config = {"gateway": {"platforms": {"api": {"api_key": API_KEY, "port": port}}}}
         settings = make_home(tmp_path / "home", config)
         adapter = create_adapter(settings.config, Secrets(settings.home.env_path, environ={}))
-        assert isinstance(adapter, ApiAdapter) and adapter.api_key == API_KEY
+        assert isinstance(adapter, ApiAdapter)
+        owner = adapter.keyring.caller_for(API_KEY)
+        assert owner is not None and owner.identity == "owner"
         loop = LoopThread()
         try:
             with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{port}"):

@@ -51,6 +51,29 @@ def test_threads_and_profiles_and_hints_separate_sessions() -> None:
     assert hint == "agent:default:telegram:hint:alice-laptop"
 
 
+def test_a_session_name_belongs_to_one_identity() -> None:
+    owner = build_session_key("default", _event(platform="api", session_hint="shared"))
+    dana = build_session_key(
+        "default", _event(platform="api", session_hint="shared", identity="dana")
+    )
+    assert owner == "agent:default:api:hint:shared"  # the owner's names keep their key
+    assert dana == "agent:default:api:as:dana:hint:shared"
+    # No name the owner picks reaches dana's session, whatever it spells.
+    for spelled in ("dana:hint:shared", "as:dana:hint:shared", "dana%3Ahint%3Ashared"):
+        forged = build_session_key("default", _event(platform="api", session_hint=spelled))
+        assert forged != dana
+
+
+def test_a_shared_group_session_is_shared_per_identity() -> None:
+    def key(user: str, identity: str | None) -> str:
+        event = _event("g", user, chat_type="group", identity=identity)
+        return build_session_key("default", event, shared_groups=True)
+
+    assert key("alice", "owner") == key("alice-phone", "owner") == "agent:default:telegram:group:g"
+    assert key("dana", "dana") == "agent:default:telegram:group:g:as:dana"
+    assert key("dana", "dana") != key("kid", "guest-telegram-kid")
+
+
 @pytest.mark.parametrize(
     "hostile",
     ["../../etc", "/etc/passwd", "..", ".", "a:b", "a/../../b", "x\x00y", "😀", " ", "~", "%41"],

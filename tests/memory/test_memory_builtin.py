@@ -26,7 +26,8 @@ def memory(settings) -> BuiltinMemory:
 
 
 def disk(settings, name: str = "MEMORY.md") -> str:
-    return (settings.home.memories_dir / name).read_text(encoding="utf-8")
+    folder = settings.home.user_memory_dir() if name == "USER.md" else settings.home.memories_dir
+    return (folder / name).read_text(encoding="utf-8")
 
 
 # -- format ---------------------------------------------------------------------------
@@ -328,13 +329,13 @@ def test_an_external_edit_between_read_and_write_is_protected(settings):
     memory = BuiltinMemory(settings.home)
     assert memory.add("user", "Prefers vim").success
     # the user edits the file by hand while the session runs
-    path = settings.home.memories_dir / "USER.md"
+    path = settings.home.user_memory_file()
     path.write_text("Prefers helix (switched from vim)\n", encoding="utf-8")
     result = memory.remove("user", "Prefers")
     assert not result.success
     assert "Prefers helix" in result.message
     assert path.read_text(encoding="utf-8") == "Prefers helix (switched from vim)\n"
-    assert (settings.home.memories_dir / "USER.md.bak").exists()
+    assert (settings.home.user_memory_dir() / "USER.md.bak").exists()
 
 
 def test_an_entry_removed_on_disk_is_reported_as_a_conflict(settings):

@@ -401,7 +401,7 @@ def test_hooks_backup_paths_and_session_end(settings):
     assert manager.on_pre_compress([{"role": "user"}] * 3) == "keep: 3 messages seen"
     paths = manager.backup_paths()
     assert settings.home.memories_dir / "MEMORY.md" in paths
-    assert settings.home.memories_dir / "USER.md" in paths and Path("/tmp/facts.db") in paths
+    assert settings.home.user_memory_file() in paths and Path("/tmp/facts.db") in paths
     manager.on_session_end("some-session")  # optional hook not defined: nothing happens
 
 

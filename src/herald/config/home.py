@@ -7,10 +7,13 @@ complete home of its own under ``<base>/profiles/<name>/``, selected with
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from herald.config.schema_identities import OWNER
 
 PROFILE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -65,6 +68,21 @@ class HeraldHome:
     def memories_dir(self) -> Path:
         return self.root / "memories"
 
+    def user_memory_dir(self, identity: str = OWNER) -> Path:
+        """``memories/users/<identity>/``: that identity's USER.md (who they are), so what
+        one person told Herald about themselves is never in another's prompt. The owner's
+        is moved here from ``memories/USER.md`` the first time it is asked for (a home
+        from before identities: everything in it was the owner's)."""
+        if not identity or identity in (".", "..") or "/" in identity or "\\" in identity:
+            raise ValueError(f"not an identity name: {identity!r}")
+        folder = self.memories_dir / "users" / identity
+        if identity == OWNER:
+            _adopt_legacy_user_file(self.memories_dir / "USER.md", folder / "USER.md")
+        return folder
+
+    def user_memory_file(self, identity: str = OWNER) -> Path:
+        return self.user_memory_dir(identity) / "USER.md"
+
     @property
     def skills_dir(self) -> Path:
         return self.root / "skills"
@@ -108,15 +126,25 @@ class HeraldHome:
             if name == "profiles" and self.profile is not None:
                 continue  # a profile is a leaf: it has no profiles of its own
             (self.root / name).mkdir(exist_ok=True)
-        for name in ("MEMORY.md", "USER.md"):
-            path = self.memories_dir / name
+        for path in (self.memories_dir / "MEMORY.md", self.user_memory_file(OWNER)):
             if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
                 path.touch()
         try:  # the home holds secrets and history: owner-only where the OS allows
             os.chmod(self.root, 0o700)
         except OSError:
             pass
         return self
+
+
+def _adopt_legacy_user_file(legacy: Path, owners: Path) -> None:
+    """Move the pre-identity USER.md to the owner's place, once. A rename is atomic, so
+    a second process doing the same finds the file gone and the owner's in place."""
+    if owners.exists() or not legacy.exists():
+        return
+    owners.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileNotFoundError):
+        os.replace(legacy, owners)
 
 
 def resolve_home(profile: str | None = None, *, create: bool = True) -> HeraldHome:

@@ -16,6 +16,7 @@ from herald.config.schema_context import ContextConfig
 from herald.config.schema_cron import CronConfig
 from herald.config.schema_delegation import DelegationConfig
 from herald.config.schema_gateway import GatewayConfig
+from herald.config.schema_identities import IdentityConfig, check_identities
 from herald.config.schema_kanban import KanbanConfig
 from herald.config.schema_learning import LearningConfig
 from herald.config.schema_mcp import McpConfig
@@ -181,6 +182,14 @@ class HeraldConfig(StrictModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    identities: dict[str, IdentityConfig] = Field(
+        default_factory=dict, description="who shares this Herald: role and accounts"
+    )
+
+    @field_validator("identities")
+    @classmethod
+    def _identities(cls, value: dict[str, IdentityConfig]) -> dict[str, IdentityConfig]:
+        return check_identities(value)
 
     def fingerprint(self) -> str:
         """A short stable hash of the effective config (for caches keyed on it)."""

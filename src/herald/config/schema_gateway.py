@@ -13,12 +13,31 @@ from pydantic import Field
 
 from herald.config.strict import StrictModel
 
+ApiScope = Literal["chat", "sessions:own", "sessions:all"]
+
+
+class ApiKeyConfig(StrictModel):
+    """One caller of the API: who it talks as and what it may do."""
+
+    name: str = Field(min_length=1, max_length=64, description="shown in logs, never secret")
+    key: str = Field(min_length=1, description="bearer token, e.g. ${HERALD_API_KEY_DANA}")
+    identity: str = Field("owner", description="a name under `identities`")
+    scopes: list[ApiScope] = Field(
+        default_factory=lambda: ["chat", "sessions:own"],
+        description="chat; sessions:own (its identity's API sessions); sessions:all",
+    )
+
 
 class ApiPlatformConfig(StrictModel):
     enabled: bool = False
     host: str = "127.0.0.1"
     port: int = Field(8642, ge=0, le=65535, description="0 = any free port")
-    api_key: str | None = Field(None, description="bearer token, e.g. ${HERALD_API_KEY}")
+    api_key: str | None = Field(
+        None, description="the owner's bearer token (chat, sessions:own), e.g. ${HERALD_API_KEY}"
+    )
+    keys: list[ApiKeyConfig] = Field(
+        default_factory=list, description="more callers, each with its identity and scopes"
+    )
     model_name: str = Field("herald", description="the model id clients see in /v1/models")
 
 

@@ -266,6 +266,7 @@ class Delegation:
                 # an unattended parent's allow patterns hold for its children too
                 unattended_allow=ctx.unattended_allow,
                 unattended_hint=ctx.unattended_hint,
+                identity=ctx.identity,
             )
             visible = None  # the parent's exact tool list: refusals happen at call time
         else:
@@ -280,6 +281,7 @@ class Delegation:
                 # an unattended parent's allow patterns hold for its children too
                 unattended_allow=ctx.unattended_allow,
                 unattended_hint=ctx.unattended_hint,
+                identity=ctx.identity,  # a child works for the same person
             )
             visible = parent_tools  # never more than the parent has
         return ctx.spawn_agent(

@@ -112,6 +112,7 @@ class Agent(RuntimeParts):
             unattended_hint=options.unattended_hint,
             origin=options.origin,
             delegated=options.delegated,
+            identity=options.identity,
         )
         from herald.plugins import plugins_for
 
@@ -480,7 +481,11 @@ class Agent(RuntimeParts):
 
         try:
             manager = MemoryManager(
-                rt.home, rt.config, rt.secrets, provider=self._plugins.memory_provider(rt.config)
+                rt.home,
+                rt.config,
+                rt.secrets,
+                provider=self._plugins.memory_provider(rt.config),
+                identity=rt.options.identity,
             )
             manager.register_provider_tools(rt.tools)
         except MemoryProviderError as exc:
@@ -491,6 +496,7 @@ class Agent(RuntimeParts):
                     update={"memory": rt.config.memory.model_copy(update={"provider": None})}
                 ),
                 rt.secrets,
+                identity=rt.options.identity,
             )
         manager.attach(rt.tool_context)
         return manager

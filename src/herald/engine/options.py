@@ -59,6 +59,9 @@ class AgentOptions:
     # A sub-agent of herald.delegation: its tool context says so (ToolContext.delegated)
     # and Herald's admin commands and nested agents are refused from it.
     delegated: bool = False
+    # Who this turn is for (config `identities`); a new session is recorded as theirs,
+    # and every store read that recalls past conversations filters by it (invariant 19).
+    identity: str = "owner"
 
     def __post_init__(self) -> None:
         if self.max_turns is not None:

@@ -140,6 +140,7 @@ def reviewer_options(rt: SessionRuntime) -> AgentOptions:
         enabled_tools=REVIEW_TOOLS,
         max_iterations=rt.config.learning.max_iterations,
         parent_session_id=rt.state.id,
+        identity=rt.options.identity,  # what it learns is the reviewed identity's
     )
 
 

@@ -49,6 +49,7 @@ def ensure_session(rt: SessionRuntime, first_text: str) -> None:
             provider=provider,
             title=title_from(first_text) or None,
             parent_id=rt.options.parent_session_id,
+            identity=rt.options.identity,
         )
     except Exception as exc:  # the store refused: sqlite error or StateError
         raise PersistenceError(f"could not create a session: {exc}") from exc

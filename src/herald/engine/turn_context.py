@@ -219,6 +219,11 @@ class TurnContext(RuntimeParts):
         assert self.runtime.state.id is not None
         return self.runtime.state.id
 
+    @property
+    def identity(self) -> str:
+        """Whose turn this is (DESIGN invariant 19); the tools see it on `tool_context`."""
+        return self.runtime.options.identity
+
 
 __all__ = [
     "ReviewerFactory",

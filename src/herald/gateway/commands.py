@@ -20,6 +20,8 @@ from herald.gateway.approvals import CHOICE_COMMANDS
 
 if TYPE_CHECKING:
     from herald.config import Settings
+    from herald.config.schema_identities import Identity
+    from herald.gateway.contracts import MessageEvent
     from herald.gateway.sessions import SessionManager
     from herald.gateway.slots import SessionSlot
     from herald.gateway.turns import WorkItem
@@ -36,6 +38,8 @@ class CommandRunner(Protocol):
     executor: Executor
 
     def settings_for(self, profile: str) -> Settings: ...
+
+    def identity_of(self, event: MessageEvent) -> Identity: ...
 
     def store_for(self, profile: str) -> StateStore: ...
 
@@ -139,7 +143,9 @@ async def _with_agent(
     from herald.gateway.sessions import AgentRequest
 
     agent = await runner.sessions.acquire(
-        AgentRequest(slot.key, slot.profile, item.event.platform, "")
+        AgentRequest(
+            slot.key, slot.profile, item.event.platform, "", identity=runner.identity_of(item.event)
+        )
     )
     try:
         loop = asyncio.get_running_loop()

@@ -34,6 +34,9 @@ class MessageEvent:
     guild_id: str | None = None  # a server/workspace grouping chats, where it exists
     media: tuple[str, ...] = ()  # short notes describing attachments ("photo 800x600", …)
     session_hint: str | None = None  # an explicit session choice (API `user` field / header)
+    # Who sent it (a name under config `identities`); set by entrances that authenticate
+    # their callers themselves (the API's keys). None: resolved from the account later.
+    identity: str | None = None
     raw: Any = field(default=None, compare=False, repr=False)
 
     @property

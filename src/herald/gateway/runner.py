@@ -28,12 +28,20 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import herald.gateway.pipeline as pipeline
+from herald.config.schema_identities import Identity
 from herald.engine.commands import parse_command
 from herald.gateway.agents import AgentCache
 from herald.gateway.auth import Authorizer
 from herald.gateway.commands import COMMANDS, HANDLERS
 from herald.gateway.contracts import DispatchResult, MessageEvent, PlatformAdapter, StreamCallbacks
 from herald.gateway.delivery import Deliverer, Target
+from herald.gateway.identities import (
+    APPROVAL_COMMANDS,
+    command_refusal,
+    identity_of,
+    log_refusal,
+    with_identity,
+)
 from herald.gateway.outcomes import exception_sentence, turn_to_dispatch
 from herald.gateway.pairing import PairingStore, pairing_path
 from herald.gateway.routing import UnservedProfileError
@@ -166,6 +174,8 @@ class GatewayRunner:
             return DispatchResult("ignored")
         if auth.status == "pairing":
             return await self._say(adapter, event, DispatchResult("pairing", auth.text))
+        # Every turn has an identity (invariant 19): resolved once, carried on the event.
+        event = with_identity(event, self.identity_of(event))
         if self.state.is_dead(event.platform, event.chat_id) and self.state.revive(
             event.platform, event.chat_id
         ):
@@ -223,9 +233,37 @@ class GatewayRunner:
             slot = self._slots[key] = SessionSlot(key, profile)
         return slot
 
+    def _asking_slot(self, slot: SessionSlot, event: MessageEvent) -> SessionSlot:
+        """Where an approver's answer goes: their own session if it is waiting, else the
+        one session of this chat that is (a member's turn in a group with per-member
+        sessions asks there, and only an approver can answer it)."""
+        if slot.prompts.pending_kind == "approval":
+            return slot
+        waiting = [
+            other
+            for other in self._slots.values()
+            if other.prompts.pending_kind == "approval"
+            and other.turn is not None
+            and other.turn.item.event.platform == event.platform
+            and other.turn.item.event.chat_id == event.chat_id
+        ]
+        return waiting[0] if len(waiting) == 1 else slot
+
+    def identity_of(self, event: MessageEvent) -> Identity:
+        return identity_of(event, self.settings_for(self.default_profile).config)
+
     async def _command(
         self, slot: SessionSlot, item: WorkItem, name: str, arg: str
     ) -> DispatchResult:
+        identity = self.identity_of(item.event)
+        refusal = command_refusal(identity, name, arg)
+        if refusal is not None:
+            log_refusal(identity, item.event, name)
+            return await self._say(
+                item.adapter, item.event, DispatchResult("command", refusal), item.key
+            )
+        if name in APPROVAL_COMMANDS:
+            slot = self._asking_slot(slot, item.event)
         spec = COMMANDS.get(name)
         if spec is None:
             text = await self._plugin_command(slot, name, arg)
@@ -371,7 +409,13 @@ class GatewayRunner:
         event = item.event
         origin = ":".join(str(p) for p in (event.platform, event.chat_id, event.thread_id) if p)
         request = AgentRequest(
-            slot.key, slot.profile, event.platform, item.text, raw.get("caller_system"), origin
+            slot.key,
+            slot.profile,
+            event.platform,
+            item.text,
+            raw.get("caller_system"),
+            origin,
+            self.identity_of(item.event),
         )
         active.agent = await self.sessions.acquire(request)
         try:

@@ -2,7 +2,8 @@
 
 A key is ``agent:<profile>:<platform>:<scope>:…`` built from the profile, the
 platform, the chat type and chat/thread, plus the user in groups (unless the group
-shares one session) — or an explicit session hint (the API's ``user`` field).
+shares one session, which is then one per identity: the owner's keeps its old key) —
+or an explicit session hint (the API's ``user`` field, per identity as well).
 
 Every part is encoded so that a key is made of ``[A-Za-z0-9_%~-]`` and ``:`` only:
 other characters become ``%XX`` (UTF-8 bytes), so no part can contain ``/``, ``..``
@@ -22,6 +23,7 @@ from herald.gateway.contracts import MessageEvent
 KEY_PREFIX = "agent"
 MAX_PART = 96
 MAX_KEY = 640
+OWNER_IDENTITY = "owner"
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _KEY_RE = re.compile(r"^agent(?::[A-Za-z0-9_%~-]{1," + str(MAX_PART) + r"}){4,8}$")
 
@@ -46,6 +48,11 @@ def build_session_key(profile: str, event: MessageEvent, *, shared_groups: bool 
     """The key of the conversation `event` belongs to."""
     parts = [profile, event.platform]
     if event.session_hint:
+        # A caller names sessions only among its own identity's: another identity's
+        # hint lives under its own "as" part, so no name reaches the owner's sessions
+        # (the owner's keep their old shape, so existing named sessions still resolve).
+        if event.identity and event.identity != OWNER_IDENTITY:
+            parts += ["as", event.identity]
         parts += ["hint", event.session_hint]
     elif event.chat_type == "private":
         parts += ["private", event.chat_id]
@@ -55,6 +62,10 @@ def build_session_key(profile: str, event: MessageEvent, *, shared_groups: bool 
             parts += ["thread", event.thread_id]
         if event.chat_type == "group" and not shared_groups:
             parts += ["user", event.user_id]
+        elif event.identity and event.identity != OWNER_IDENTITY:
+            # A shared group session is shared per identity: one person's turns never
+            # run in a session whose prompt and memory were built for another.
+            parts += ["as", event.identity]
     key = ":".join([KEY_PREFIX, *(encode_part(p) for p in parts)])
     return validate_session_key(key)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from herald.config.schema_gateway import GatewayConfig, HygieneConfig
+from herald.config.schema_identities import OWNER, Identity
 from herald.gateway.agents import AgentCache
 from herald.state.gateway_tables import GatewayState
 
@@ -40,6 +41,7 @@ class AgentRequest:
     first_text: str
     caller_system: str | None = None  # a system message the caller supplied (API clients)
     origin: str | None = None  # platform:chat[:thread] of the conversation
+    identity: Identity | None = None  # who the turn is for; None: the owner
 
 
 def toolset_for(platform: str, config: GatewayConfig) -> str:
@@ -52,6 +54,32 @@ def toolset_for(platform: str, config: GatewayConfig) -> str:
         return configured
     own = f"herald-{platform}"
     return own if own in BUILTIN_TOOLSETS else DEFAULT_CHAT_TOOLSET
+
+
+def config_for_identity(config: HeraldConfig, identity: Identity | None) -> HeraldConfig:
+    """`config` with the identity's tools hidden (`toolsets.disabled`), so its turns are
+    never offered them: hidden tools are neither sent to the model nor callable."""
+    if identity is None or not identity.disabled_tools:
+        return config
+    copy = config.model_copy(deep=True)
+    copy.toolsets.disabled = list(
+        dict.fromkeys([*copy.toolsets.disabled, *identity.disabled_tools])
+    )
+    return copy
+
+
+def only_tools(
+    identity: Identity | None, toolset: str, config: HeraldConfig, registry: Any
+) -> tuple[str, ...] | None:
+    """For an identity limited to a known list (guests): what the surface offers, cut to
+    that list. An explicit list also leaves out MCP servers' and plugins' tools, which
+    no denylist can name in advance. None: the surface's tools as configured."""
+    if identity is None or identity.only_tools is None:
+        return None
+    from herald.tools import available_tool_names
+
+    offered = available_tool_names(toolset, config, registry)
+    return tuple(name for name in offered if name in identity.only_tools)
 
 
 def config_with_model(config: HeraldConfig, model: str | None) -> HeraldConfig:
@@ -74,19 +102,32 @@ def build_agent(
     caller_system: str | None = None,
     hygiene: HygieneConfig | None = None,
     origin: str | None = None,
+    identity: Identity | None = None,
 ) -> Any:
     """An agent on `session_id`, or on a session created now (blocking)."""
     from herald.engine import Agent, AgentOptions
     from herald.mcp import agent_registry
 
     record = store.get_session(session_id) if session_id else None
+    if record is not None and record.identity != (identity.name if identity else OWNER):
+        # The key points at another identity's session (the config changed who an
+        # account is): start a session of this identity's own rather than resume that.
+        log.warning(
+            "session %s belongs to %s, not %s; starting a new one",
+            record.id,
+            record.identity,
+            identity.name if identity else OWNER,
+        )
+        record = None
     model = (record.meta.get(MODEL_META_KEY) if record is not None else None) or None
+    config = config_for_identity(config_with_model(settings.config, model), identity)
+    registry = agent_registry(settings)  # the built-ins plus configured MCP servers'
     agent = Agent.from_settings(
         settings,
         store,
         session_id=session_id if record is not None else None,
-        config=config_with_model(settings.config, model),
-        registry=agent_registry(settings),  # the built-ins plus configured MCP servers'
+        config=config,
+        registry=registry,
         options=AgentOptions(
             source=platform,
             toolset=toolset,
@@ -94,6 +135,8 @@ def build_agent(
             caller_system=caller_system,
             hygiene=hygiene,
             origin=origin,
+            identity=identity.name if identity is not None else OWNER,
+            enabled_tools=only_tools(identity, toolset, config, registry),
         ),
     )
     try:
@@ -150,6 +193,7 @@ class SessionManager:
                 caller_system=request.caller_system,
                 hygiene=self.config.hygiene if self.config.hygiene.enabled else None,
                 origin=request.origin,
+                identity=request.identity,
             ),
         )
         if agent.session_id != session_id:

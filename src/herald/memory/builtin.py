@@ -111,10 +111,17 @@ def _excerpt(text: str) -> str:
 class BuiltinMemory:
     """MEMORY.md (the agent's notes) and USER.md (who the user is) of one home."""
 
-    def __init__(self, home: HeraldHome, config: MemoryConfig | None = None) -> None:
+    def __init__(
+        self, home: HeraldHome, config: MemoryConfig | None = None, *, identity: str = "owner"
+    ) -> None:
         self.home = home
         self.config = config or MemoryConfig()
-        self.files = MemoryFiles(home.memories_dir)
+        self.identity = identity  # whose memory this reads and writes
+        # The owner's notes stay at memories/MEMORY.md; anyone else's notes live beside
+        # their USER.md, so neither person's notes reach the other's prompt.
+        own = home.user_memory_dir(identity)
+        notes = home.memories_dir if identity == "owner" else own
+        self.files = MemoryFiles(notes, user_dir=own)
         self._failures = 0
         self._lock = threading.Lock()  # one write at a time within this process
         self._listeners: list[WriteListener] = []

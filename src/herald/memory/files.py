@@ -41,19 +41,25 @@ class MemoryFiles:
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         lock: bool = True,
         before_replace: Callable[[], None] | None = None,
+        user_dir: Path | None = None,
     ) -> None:
         """`lock=False` and `before_replace` are test seams (see `update_shared_file`)."""
         self.dir = Path(memories_dir)
+        # USER.md is one identity's (memories/users/<identity>/); MEMORY.md is shared.
+        self.user_dir = Path(user_dir) if user_dir is not None else self.dir
         self.lock_timeout = lock_timeout
         self._lock = lock
         self._before_replace = before_replace
         self._last_seen: dict[str, str] = {}
 
+    def _folder(self, target: str) -> Path:
+        return self.user_dir if target == "user" else self.dir
+
     def path(self, target: str) -> Path:
-        return self.dir / FILE_NAMES[target]
+        return self._folder(target) / FILE_NAMES[target]
 
     def backup_path(self, target: str) -> Path:
-        return self.dir / f"{FILE_NAMES[target]}.bak"
+        return self._folder(target) / f"{FILE_NAMES[target]}.bak"
 
     def lock_path(self, target: str) -> Path:
         return lock_path_for(self.path(target))

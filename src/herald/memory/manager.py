@@ -20,6 +20,7 @@ breaks a turn.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import queue
 import threading
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from herald.config import HeraldConfig, HeraldHome
+from herald.config.schema_identities import OWNER
 from herald.memory.builtin import BuiltinMemory
 from herald.memory.provider import MemoryProvider
 from herald.memory.recall import (
@@ -62,13 +64,16 @@ class MemoryManager:
         config: HeraldConfig | None = None,
         secrets: Secrets | None = None,
         provider: MemoryProvider | None = None,
+        identity: str = "owner",
     ) -> None:
         """`provider` is added when given; otherwise `config.memory.provider` (if set)
-        is loaded. Raises MemoryProviderError when the provider cannot start."""
+        is loaded. Raises MemoryProviderError when the provider cannot start. `identity`:
+        whose memory this is (their USER.md, their recalled facts)."""
         self.home = home
         self.config = config or HeraldConfig()
         self.secrets = secrets
-        self.builtin = BuiltinMemory(home, self.config.memory)
+        self.identity = identity
+        self.builtin = BuiltinMemory(home, self.config.memory, identity=identity)
         self.builtin.add_listener(self.on_memory_write)
         self.provider: MemoryProvider | None = None
         self._prefetch_lock = threading.Lock()
@@ -89,8 +94,19 @@ class MemoryManager:
                 "already active and Herald runs at most one external memory provider. "
                 "Set memory.provider to the one you want."
             )
+        extra: dict[str, Any] = {}
+        if self.identity != OWNER:
+            # A provider that cannot keep this identity's memory apart from the owner's
+            # would recall the owner's facts into their turns (or learn theirs as the
+            # owner's): it is off for them rather than shared.
+            if "identity" not in inspect.signature(provider.initialize).parameters:
+                raise MemoryProviderError(
+                    f"memory provider {_name(provider)!r} keeps one memory for everyone (its "
+                    f"initialize takes no identity), so it is off for {self.identity}'s turns"
+                )
+            extra["identity"] = self.identity
         try:
-            provider.initialize(home=self.home, config=self.config, secrets=self.secrets)
+            provider.initialize(home=self.home, config=self.config, secrets=self.secrets, **extra)
         except Exception as exc:
             raise MemoryProviderError(
                 f"memory provider {_name(provider)!r} failed to start: {type(exc).__name__}: {exc}"

@@ -72,17 +72,21 @@ def _printable(text: str) -> str:
 
 
 class SessionSearch:
-    """The four shapes over one store, leaving out `current_session_id`."""
+    """The four shapes over one store, leaving out `current_session_id`. With
+    `identity`, every shape sees only that identity's conversations: another's session
+    is reported as unknown, exactly like one that does not exist (DESIGN invariant 19)."""
 
     def __init__(
         self,
         store: Any,
         current_session_id: str | None = None,
         settings: SessionSearchConfig | None = None,
+        identity: str | None = None,
     ) -> None:
         self.store = store
         self.current = current_session_id
         self.settings = settings or SessionSearchConfig()
+        self.identity = identity
 
     # -- dispatch --------------------------------------------------------------------------
 
@@ -110,12 +114,21 @@ class SessionSearch:
             raise ToolArgumentError(
                 f"{exc}. Call session_search with no arguments to list recent sessions."
             ) from None
+        if self.identity is not None and not self._owned(sid):
+            raise ToolArgumentError(
+                f"no session id starts with {session_id.strip()!r} or ends with it. Call "
+                "session_search with no arguments to list recent sessions."
+            )
         if sid == self.current:
             raise ToolArgumentError(
                 f"{sid} is the current session: its messages are already in your context. "
                 "session_search reads other sessions."
             )
         return sid
+
+    def _owned(self, session_id: str) -> bool:
+        found = self.store.summarize_sessions([session_id])
+        return bool(found) and getattr(found[0].session, "identity", None) == self.identity
 
     def _summaries(self, session_ids: list[str]) -> dict[str, Any]:
         return {s.session.id: s for s in self.store.summarize_sessions(session_ids)}
@@ -128,7 +141,11 @@ class SessionSearch:
         scope = self._resolve(session_id) if session_id else None
         hits = list(
             self.store.search_messages(
-                query, limit=FETCH_HITS, session_id=scope, exclude_session_id=self.current
+                query,
+                limit=FETCH_HITS,
+                session_id=scope,
+                exclude_session_id=self.current,
+                identity=self.identity,
             )
         )
         strict = {hit.message_id for hit in hits}
@@ -139,6 +156,7 @@ class SessionSearch:
                 limit=FETCH_HITS,
                 exclude_session_id=self.current,
                 exclude_ids=[hit.message_id for hit in hits],
+                identity=self.identity,
             )
             groups = self._group(hits, strict)
         shown = groups[:limit]
@@ -288,7 +306,9 @@ class SessionSearch:
     def browse(self, limit: int | None) -> dict[str, Any]:
         count = _limit(limit, self.settings.default_limit * 2, BROWSE_MAX)
         exclude = [self.current] if self.current else []
-        recent = self.store.recent_sessions(limit=count * 4, exclude=exclude)
+        recent = self.store.recent_sessions(
+            limit=count * 4, exclude=exclude, identity=self.identity
+        )
         lineages = self.store.session_lineages([s.session.id for s in recent])
         seen: set[str] = set()
         rows: list[dict[str, Any]] = []
@@ -336,7 +356,8 @@ def session_search(
     """
     if ctx.store is None:
         raise ToolArgumentError("session search is unavailable: this agent has no session store")
-    search = SessionSearch(ctx.store, ctx.session_id, _settings(ctx))
+    # Only the turn's own identity's conversations, the owner's included (invariant 19).
+    search = SessionSearch(ctx.store, ctx.session_id, _settings(ctx), identity=ctx.identity)
     return compact(search.run(query, session_id, around_message_id, limit))
 
 

@@ -44,7 +44,7 @@ def memory_for(ctx: ToolContext) -> BuiltinMemory:
     if ctx.home is None:
         raise ToolArgumentError("memory is unavailable: this agent has no Herald home")
     config = ctx.config.memory if ctx.config is not None else MemoryConfig()
-    standalone.memory = BuiltinMemory(ctx.home, config)
+    standalone.memory = BuiltinMemory(ctx.home, config, identity=ctx.identity)
     return standalone.memory
 
 

@@ -173,15 +173,21 @@ def lineages(conn: sqlite3.Connection, session_ids: Sequence[str]) -> dict[str, 
 
 
 def recent_sessions(
-    conn: sqlite3.Connection, *, limit: int, exclude: Sequence[str] = ()
+    conn: sqlite3.Connection,
+    *,
+    limit: int,
+    exclude: Sequence[str] = (),
+    identity: str | None = None,
 ) -> list[SessionSummary]:
-    """The most recently updated sessions that hold messages, newest first."""
+    """The most recently updated sessions that hold messages, newest first (only
+    `identity`'s when given)."""
     excluded = list(exclude)
     not_in = f" AND id NOT IN ({_placeholders(len(excluded))})" if excluded else ""
+    mine = " AND s.identity = ?" if identity is not None else ""
     rows = conn.execute(
         f"SELECT * FROM sessions s WHERE EXISTS (SELECT 1 FROM messages m"
-        f" WHERE m.session_id = s.id){not_in} ORDER BY updated_at DESC, id DESC LIMIT ?",
-        [*excluded, max(0, limit)],
+        f" WHERE m.session_id = s.id){not_in}{mine} ORDER BY updated_at DESC, id DESC LIMIT ?",
+        [*excluded, *([identity] if identity is not None else []), max(0, limit)],
     ).fetchall()
     sessions = [SessionRecord.from_row(row) for row in rows]
     return summarize(conn, sessions)

@@ -35,6 +35,7 @@ class SessionRecord:
     last_exit_reason: str | None
     system_prompt_hash: str | None
     meta: dict[str, Any] = field(default_factory=dict)
+    identity: str = "owner"  # whose conversation this is (invariant 19)
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> SessionRecord:
@@ -58,6 +59,7 @@ class SessionRecord:
             last_exit_reason=row["last_exit_reason"],
             system_prompt_hash=row["system_prompt_hash"],
             meta=json.loads(row["meta"]) if row["meta"] else {},
+            identity=row["identity"],
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -223,6 +223,18 @@ MIGRATIONS: tuple[Migration, ...] = (
             )""",
         ),
     ),
+    Migration(
+        6,
+        "who each session belongs to",
+        (
+            # Sessions from before identities existed were all the owner's (one person's
+            # agent), so the default keeps an existing home's history with its owner.
+            "ALTER TABLE sessions ADD COLUMN identity TEXT NOT NULL DEFAULT 'owner'",
+            "CREATE INDEX sessions_identity ON sessions(identity, updated_at)",
+            # A message is its session's identity's (set on insert from the session).
+            "ALTER TABLE messages ADD COLUMN identity TEXT NOT NULL DEFAULT 'owner'",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

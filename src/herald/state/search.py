@@ -59,10 +59,16 @@ def match_expression(terms: Sequence[str]) -> str:
 
 
 def _filters(
-    session_id: str | None, exclude_session_id: str | None, include_inactive: bool
+    session_id: str | None,
+    exclude_session_id: str | None,
+    include_inactive: bool,
+    identity: str | None = None,
 ) -> tuple[str, list[object]]:
     clauses: list[str] = []
     params: list[object] = []
+    if identity is not None:  # only that identity's messages (invariant 19)
+        clauses.append("m.identity = ?")
+        params.append(identity)
     if session_id is not None:
         clauses.append("m.session_id = ?")
         params.append(session_id)
@@ -106,6 +112,7 @@ def search(
     session_id: str | None,
     exclude_session_id: str | None,
     include_inactive: bool,
+    identity: str | None = None,
 ) -> list[SearchHit]:
     """Best matches first. Never raises for any `query` text."""
     if not isinstance(query, str):
@@ -114,7 +121,7 @@ def search(
     terms = query_terms(query.encode("utf-8", "replace").decode("utf-8"))
     if not terms or limit <= 0:
         return []
-    where, params = _filters(session_id, exclude_session_id, include_inactive)
+    where, params = _filters(session_id, exclude_session_id, include_inactive, identity)
     sql = (
         "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
         f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "

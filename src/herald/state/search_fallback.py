@@ -82,8 +82,13 @@ def grams(query: str) -> list[str]:
     return out[:MAX_GRAMS]
 
 
-def _filters(exclude_session_id: str | None, exclude_ids: Sequence[int]) -> tuple[str, list]:
+def _filters(
+    exclude_session_id: str | None, exclude_ids: Sequence[int], identity: str | None = None
+) -> tuple[str, list]:
     where, params = "", []
+    if identity is not None:  # only that identity's messages (invariant 19)
+        where += " AND m.identity = ?"
+        params.append(identity)
     if exclude_session_id is not None:
         where += " AND m.session_id != ?"
         params.append(exclude_session_id)
@@ -100,11 +105,12 @@ def any_term_search(
     limit: int,
     exclude_session_id: str | None = None,
     exclude_ids: Sequence[int] = (),
+    identity: str | None = None,
 ) -> list[SearchHit]:
     terms = query_terms(_clean(query)) if isinstance(query, str) else []
     if not terms or limit <= 0:
         return []
-    where, params = _filters(exclude_session_id, exclude_ids)
+    where, params = _filters(exclude_session_id, exclude_ids, identity)
     sql = (
         "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
         f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "
@@ -157,13 +163,14 @@ def trigram_search(
     limit: int,
     exclude_session_id: str | None = None,
     exclude_ids: Sequence[int] = (),
+    identity: str | None = None,
 ) -> list[SearchHit]:
     """Rows sharing the most trigrams with the query's CJK/Thai runs (a third of the
     pieces at least), best first."""
     pieces = grams(_clean(query)) if isinstance(query, str) else []
     if not pieces or limit <= 0:
         return []
-    where, params = _filters(exclude_session_id, exclude_ids)
+    where, params = _filters(exclude_session_id, exclude_ids, identity)
     like = "m.content LIKE ? ESCAPE '\\'"
     score = " + ".join(f"(CASE WHEN {like} THEN 1 ELSE 0 END)" for _ in pieces)
     patterns = [f"%{_escape_like(piece)}%" for piece in pieces]

@@ -169,9 +169,10 @@ class StateStore:
         provider: str | None = None,
         parent_id: str | None = None,
         title: str | None = None,
+        identity: str = "owner",
     ) -> str:
-        if not profile or not source:
-            raise ValueError("profile and source must be non-empty strings")
+        if not profile or not source or not identity:
+            raise ValueError("profile, source and identity must be non-empty strings")
         with self._transaction() as conn:
             if parent_id is not None:
                 self._require_session(conn, parent_id)
@@ -181,8 +182,8 @@ class StateStore:
                 sid = new_session_id(now)
             conn.execute(
                 "INSERT INTO sessions (id, profile, source, title, model, provider, parent_id,"
-                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (sid, profile, source, title, model, provider, parent_id, now, now),
+                " created_at, updated_at, identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (sid, profile, source, title, model, provider, parent_id, now, now, identity),
             )
         return sid
 
@@ -224,8 +225,12 @@ class StateStore:
         source: str | None = None,
         profile: str | None = None,
         exclude_sources: tuple[str, ...] = (),
+        identity: str | None = None,
     ) -> list[SessionRecord]:
         clauses, params = ["1 = 1"], []
+        if identity is not None:
+            clauses.append("identity = ?")
+            params.append(identity)
         if source is not None:
             clauses.append("source = ?")
             params.append(source)
@@ -370,8 +375,9 @@ class StateStore:
             seq = last_seq + offset + 1
             cursor = conn.execute(
                 "INSERT INTO messages (session_id, seq, position, role, content, tool_calls,"
-                " tool_call_id, tool_name, reasoning, api_content, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " tool_call_id, tool_name, reasoning, api_content, created_at, identity)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " (SELECT identity FROM sessions WHERE id = ?1))",
                 (
                     sid,
                     seq,
@@ -554,7 +560,9 @@ class StateStore:
         session_id: str | None = None,
         exclude_session_id: str | None = None,
         include_inactive: bool = True,
+        identity: str | None = None,
     ) -> list[SearchHit]:
+        """`identity`: only that identity's messages (None: everyone's)."""
         with self._readers.connection() as conn:
             return fts.search(
                 conn,
@@ -563,6 +571,7 @@ class StateStore:
                 session_id=session_id,
                 exclude_session_id=exclude_session_id,
                 include_inactive=include_inactive,
+                identity=identity,
             )
 
     # -- history (session search) ---------------------------------------------
@@ -574,18 +583,19 @@ class StateStore:
         limit: int = 20,
         exclude_session_id: str | None = None,
         exclude_ids: Sequence[int] = (),
+        identity: str | None = None,
     ) -> list[SearchHit]:
         """Any-term (with prefixes) then CJK trigram matches, for when `search_messages`
         (every term) finds too little. Never raises for any `query` text."""
         with self._readers.connection() as conn:
             hits = fallback.any_term_search(
                 conn, query, limit=limit, exclude_session_id=exclude_session_id,
-                exclude_ids=exclude_ids,
+                exclude_ids=exclude_ids, identity=identity,
             )  # fmt: skip
             seen = [*exclude_ids, *(hit.message_id for hit in hits)]
             return hits + fallback.trigram_search(
                 conn, query, limit=limit - len(hits), exclude_session_id=exclude_session_id,
-                exclude_ids=seen,
+                exclude_ids=seen, identity=identity,
             )  # fmt: skip
 
     def get_message(self, message_id: int) -> StoredMessage | None:
@@ -612,11 +622,11 @@ class StateStore:
             return history.lineages(conn, sids)
 
     def recent_sessions(
-        self, *, limit: int = 10, exclude: Sequence[str] = ()
+        self, *, limit: int = 10, exclude: Sequence[str] = (), identity: str | None = None
     ) -> list[SessionSummary]:
         """Sessions with messages, most recently updated first, with counts."""
         with self._readers.connection() as conn:
-            return history.recent_sessions(conn, limit=limit, exclude=exclude)
+            return history.recent_sessions(conn, limit=limit, exclude=exclude, identity=identity)
 
     def summarize_sessions(self, sids: Sequence[str]) -> list[SessionSummary]:
         with self._readers.connection() as conn:

@@ -81,6 +81,9 @@ class ToolContext:
     # The chat this agent serves, "platform:chat[:thread]" (set by the gateway; None at
     # the CLI): a job the model schedules may deliver back only there (herald.cron).
     origin: str | None = None
+    # Whose turn this is (config `identities`); tools that read stored conversations or
+    # memory read only this identity's (DESIGN invariant 19).
+    identity: str = "owner"
     # Ask the human to approve a dangerous command: returns "once" | "session" | "always"
     # | "deny", or None on timeout. None here means no human is present.
     approve: Callable[[ApprovalPrompt], str | None] | None = None

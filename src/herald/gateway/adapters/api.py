@@ -2,10 +2,11 @@
 the gateway's event loop) with bearer-token auth and Herald's session endpoints.
 
 Config ``gateway.platforms.api``: ``host`` (127.0.0.1), ``port`` (0 = any free port;
-`ApiAdapter.port` is the bound one), ``api_key`` (required — the server never runs
-unauthenticated nor behind a guessable key; ``herald secrets new HERALD_API_KEY --for
-api`` writes one to ``.env`` and ``${HERALD_API_KEY}`` here) and
-``model_name`` (the id ``/v1/models`` lists).
+`ApiAdapter.port` is the bound one), ``api_key`` (the owner's key) and/or ``keys``
+(callers with an identity and scopes, see `api_keys`) — at least one, each strong: the
+server never runs unauthenticated nor behind a guessable key; ``herald secrets new
+HERALD_API_KEY --for api`` writes one to ``.env`` and ``${HERALD_API_KEY}`` here — and
+``model_name`` (the id ``/v1/models`` lists). Every turn runs as the key's identity.
 
 Routes: ``POST /v1/chat/completions`` (streaming and not), ``GET /v1/models``,
 ``GET /v1/sessions``, ``GET /v1/sessions/{id}``, ``POST /v1/sessions/{id}/messages``,
@@ -21,19 +22,23 @@ still lands in the session's history.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from herald.config import ENTRANCE_SECRETS
+from herald.config.schema_identities import OWNER
+from herald.gateway.adapters import api_conversations as conversations
+from herald.gateway.adapters.api_conversations import Conversation
+from herald.gateway.adapters.api_keys import KeyRing, ServedKey, owner_key, served_keys
 from herald.gateway.adapters.api_locks import KeyedLocks
 from herald.gateway.adapters.api_server import (
     AdapterConfigError,
     platform_section,
     refuse_weak_secret,
     require_served_secret,
-    resolve_secret,
 )
 from herald.gateway.adapters.http_base import HttpResponseAdapter
 from herald.gateway.adapters.served import ServedAdapter
@@ -63,7 +68,8 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
     def __init__(
         self,
         *,
-        api_key: str,
+        api_key: str | None = None,
+        keys: Sequence[ServedKey] = (),
         host: str = "127.0.0.1",
         port: int = 8642,
         model_name: str = "herald",
@@ -71,17 +77,22 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         store: StateStore | None = None,
         secret_values: tuple[str, ...] = (),
     ) -> None:
-        if not api_key:
-            raise AdapterConfigError("the API adapter needs an api_key")
-        refuse_weak_secret(ENTRANCE_SECRETS["api"], api_key)
-        self.api_key = api_key
+        served = [owner_key(api_key)] if api_key else []
+        served += list(keys)
+        if not served:
+            raise AdapterConfigError("the API adapter needs an api_key or keys")
+        for key in served:  # also for code that builds the adapter without create_adapter
+            refuse_weak_secret(
+                dataclasses.replace(API_KEY_SECRET, setting=key.setting), key.secret
+            )
+        self.keyring = KeyRing(served)
         self.host = host
         self.requested_port = port
         self.model_name = model_name
         self._home = home
         self._store = store
         self._own_store = False
-        self._extra = tuple(dict.fromkeys((*secret_values, api_key)))
+        self._extra = tuple(dict.fromkeys((*secret_values, *self.keyring.secrets())))
         self._locks = KeyedLocks()
         self._turns: set[asyncio.Task[DispatchResult]] = set()
 
@@ -120,6 +131,7 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         caller_system: str | None,
         message_id: str,
         on_delta: Callable[[str], None] | None,
+        identity: str = OWNER,
     ) -> asyncio.Future[DispatchResult]:
         event = MessageEvent(
             platform=self.name,
@@ -128,9 +140,62 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
             text=text,
             message_id=message_id,
             session_hint=key,
+            identity=identity,
             raw={"caller_system": caller_system},
         )
-        return self._start(f"key:{key}", event, on_delta)
+        # Named sessions are per identity (see build_session_key), and so are their locks.
+        return self._start(f"key:{identity}:{key}", event, on_delta)
+
+    def start_conversation_turn(
+        self,
+        conversation: Conversation,
+        *,
+        identity: str,
+        message_id: str,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> asyncio.Future[DispatchResult]:
+        """A stateless request: its session is found (or forked) while the conversation's
+        lock is held, so two clients sending the same history one moment apart never both
+        join the session before the first one's turn has made it longer."""
+        store = self.store()
+
+        async def resolve() -> str:
+            return await asyncio.to_thread(
+                conversations.session_for,
+                store,
+                conversation,
+                profile=conversations.DEFAULT_PROFILE,
+                identity=identity,
+            )
+
+        async def remember(result: DispatchResult) -> None:
+            if result.status == "replied" and result.session_id:
+                reply = self.redact(result.text).strip()
+                await asyncio.to_thread(
+                    conversations.remember,
+                    store,
+                    conversation,
+                    result.session_id,
+                    reply,
+                    profile=conversations.DEFAULT_PROFILE,
+                )
+
+        event = MessageEvent(
+            platform=self.name,
+            chat_id=conversation.key(),
+            user_id=conversation.key(),
+            text=conversation.text,
+            message_id=message_id,
+            identity=identity,
+            raw={"caller_system": conversation.system},
+        )
+        return self._start(
+            f"conversation:{identity}:{conversation.key()}",
+            event,
+            on_delta,
+            resolve=resolve,
+            after=remember,
+        )
 
     def start_session_turn(
         self,
@@ -140,18 +205,10 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         message_id: str,
         caller_system: str | None = None,
         on_delta: Callable[[str], None] | None = None,
+        identity: str = OWNER,
     ) -> asyncio.Future[DispatchResult]:
-        key = f"session:{session_id}"
-        event = MessageEvent(
-            platform=self.name,
-            chat_id=key,
-            user_id=key,
-            text=text,
-            message_id=message_id,
-            session_hint=key,
-            raw={"caller_system": caller_system},
-        )
-        return self._start(key, event, on_delta, stored_session=session_id)
+        event = _session_event(session_id, text, message_id, caller_system, identity)
+        return self._start(f"session:{session_id}", event, on_delta, stored_session=session_id)
 
     def _start(
         self,
@@ -160,32 +217,82 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         on_delta: Callable[[str], None] | None,
         *,
         stored_session: str | None = None,
+        resolve: Callable[[], Awaitable[str]] | None = None,
+        after: Callable[[DispatchResult], Awaitable[None]] | None = None,
     ) -> asyncio.Future[DispatchResult]:
         """Dispatch as a task of its own: a client hanging up cancels its request, never
-        the turn."""
+        the turn. With `resolve`, the stored session is chosen under `lock_key` and the
+        turn then also holds that session's lock; `after` runs before either is let go."""
         if self._sink is None:
             raise RuntimeError("the API adapter is not connected to a runner")
         sink = self._sink
         stream = StreamCallbacks(on_text_delta=on_delta) if on_delta is not None else None
 
+        async def dispatch(event: MessageEvent, session_id: str | None) -> DispatchResult:
+            try:
+                if session_id is not None:
+                    bind_stored_session(sink, event, session_id)
+                result = await sink.dispatch(event, self, stream=stream)
+                if after is not None:
+                    await after(result)
+                return result
+            except Exception as exc:  # the runner failed; the client gets a 500
+                log.exception("dispatch of an API request failed")
+                return DispatchResult(
+                    status="error",
+                    text=f"the gateway failed to run the turn ({type(exc).__name__})",
+                    exit_reason="gateway_error",
+                )
+
         async def run() -> DispatchResult:
             async with self._locks.hold(lock_key):
+                if resolve is None:
+                    return await dispatch(event, stored_session)
                 try:
-                    if stored_session is not None:
-                        bind_stored_session(sink, event, stored_session)
-                    return await sink.dispatch(event, self, stream=stream)
-                except Exception as exc:  # the runner failed; the client gets a 500
-                    log.exception("dispatch of an API request failed")
+                    session_id = await resolve()
+                except Exception as exc:
+                    log.exception("finding the session of an API conversation failed")
                     return DispatchResult(
                         status="error",
-                        text=f"the gateway failed to run the turn ({type(exc).__name__})",
+                        text=f"the gateway could not store the conversation ({type(exc).__name__})",
                         exit_reason="gateway_error",
                     )
+                bound = _session_event(
+                    session_id,
+                    event.text,
+                    event.message_id or "",
+                    _caller_system(event),
+                    event.identity or OWNER,
+                )
+                async with self._locks.hold(f"session:{session_id}"):
+                    return await dispatch(bound, session_id)
 
         task = asyncio.create_task(run(), name=f"api-turn:{lock_key}")
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)
         return task
+
+
+def _session_event(
+    session_id: str, text: str, message_id: str, caller_system: str | None, identity: str
+) -> MessageEvent:
+    key = f"session:{session_id}"
+    return MessageEvent(
+        platform=ApiAdapter.name,
+        chat_id=key,
+        user_id=key,
+        text=text,
+        message_id=message_id,
+        session_hint=key,
+        identity=identity,
+        raw={"caller_system": caller_system},
+    )
+
+
+def _caller_system(event: MessageEvent) -> str | None:
+    raw = event.raw if isinstance(event.raw, dict) else {}
+    value = raw.get("caller_system")
+    return value if isinstance(value, str) else None
 
 
 def bind_stored_session(sink: EventSink, event: MessageEvent, session_id: str) -> None:
@@ -208,31 +315,45 @@ def create_adapter(
     config: HeraldConfig | ApiPlatformConfig, secrets: Secrets, **kw: Any
 ) -> ApiAdapter:
     """The API adapter for ``gateway.platforms.api`` (the whole config or that section).
-    The key must pass Herald's entrance-secret rule (`herald.config.require_entrance`),
+    Every key must pass Herald's entrance-secret rule (`herald.config.require_entrance`),
     or `WeakSecretError` says why and how to make one. Keyword arguments the lifecycle
-    may pass: ``settings`` (for the reuse check against the other entrances), ``home``
-    (the gateway profile's `HeraldHome`) or ``store`` (its `StateStore`), read by the
-    /v1/sessions endpoints; others are ignored."""
-    settings = platform_section(config, "api")
-    api_key = resolve_secret(settings.api_key, secrets, setting="gateway.platforms.api.api_key")
-    if not api_key:
+    may pass: ``settings`` (whose ``identities`` the keys must name, and for the reuse
+    check against the other entrances), ``home`` (the gateway profile's `HeraldHome`)
+    or ``store`` (its `StateStore`), read by the /v1/sessions endpoints; others are
+    ignored."""
+    section = platform_section(config, "api")
+    settings = kw.get("settings")
+    whole = settings.config if settings is not None else config
+    identities = getattr(whole, "identities", None)
+    keys = served_keys(section, secrets, None if identities is None else list(identities))
+    if not keys:
         raise AdapterConfigError(
             "gateway.platforms.api.api_key is not set, and the API never serves without "
             "authentication: set `api_key: ${HERALD_API_KEY}` under gateway.platforms.api "
-            "and make the key with: herald secrets new HERALD_API_KEY --for api"
+            "and make the key with: herald secrets new HERALD_API_KEY --for api (or list "
+            "callers under gateway.platforms.api.keys)"
         )
     # A guessable key is remote code execution for whoever reaches the port: refuse it.
-    api_key = require_served_secret(API_KEY_SECRET, config, secrets, "api", kw)
+    # The owner's key also must not be another entrance's secret (the reuse check).
+    if section.api_key:
+        require_served_secret(API_KEY_SECRET, config, secrets, "api", kw)
+    for key in keys:
+        refuse_weak_secret(dataclasses.replace(API_KEY_SECRET, setting=key.setting), key.secret)
+    others = {k.secret for k in keys}
+    if len(others) != len(keys):
+        raise AdapterConfigError(
+            "two entries of gateway.platforms.api keys share one key; each caller needs its own"
+        )
     home = kw.get("home")
     if home is None and kw.get("store") is None and secrets.env_file is not None:
         from herald.config import HeraldHome
 
         home = HeraldHome(secrets.env_file.parent)
     return ApiAdapter(
-        api_key=api_key,
-        host=settings.host,
-        port=settings.port,
-        model_name=settings.model_name,
+        keys=keys,
+        host=section.host,
+        port=section.port,
+        model_name=section.model_name,
         home=home,
         store=kw.get("store"),
         secret_values=tuple(secrets.secret_values()),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
@@ -20,7 +20,6 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from herald.gateway.adapters import api_conversations as conversations
 from herald.gateway.adapters.api_chat import (
     ApiRequestError,
     ChatInput,
@@ -31,6 +30,7 @@ from herald.gateway.adapters.api_chat import (
     usage_from,
 )
 from herald.gateway.adapters.api_conversations import Conversation
+from herald.gateway.adapters.api_keys import CHAT, ApiCaller, KeyRing
 from herald.gateway.adapters.api_models import (
     ERROR_RESPONSES,
     ChatCompletion,
@@ -43,8 +43,15 @@ from herald.gateway.adapters.api_models import (
     SessionReply,
 )
 from herald.gateway.adapters.api_openapi import install_openapi
-from herald.gateway.adapters.api_server import bearer_token, secret_equals
-from herald.gateway.adapters.api_sessions import find_session, list_sessions, session_detail
+from herald.gateway.adapters.api_server import bearer_token
+from herald.gateway.adapters.api_sessions import (
+    find_session,
+    list_sessions,
+    not_yours,
+    require,
+    require_reader,
+    session_detail,
+)
 from herald.gateway.adapters.api_stream import StreamRedactor
 from herald.gateway.contracts import DispatchResult
 from herald.safety import BodyRule, RequestGuard
@@ -58,17 +65,16 @@ log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 NO_BODY_BYTES = 64 * 1024  # GET and friends: no route reads a body
-DEFAULT_PROFILE = "default"  # the profile whose store the adapter reads (see ApiAdapter.store)
 KEEPALIVE_SECONDS = 15.0
 _STARTED = int(time.time())
 _REPLY_STATUSES = frozenset({"replied", "command"})
-_BEARER = HTTPBearer(auto_error=False, description="the configured `api_key`")
+_BEARER = HTTPBearer(auto_error=False, description="`api_key` or one of `keys`")
 
 
 class ApiBackend(Protocol):
     """What the app needs from the adapter."""
 
-    api_key: str
+    keyring: KeyRing
     model_name: str
 
     def redact(self, text: str) -> str: ...
@@ -85,6 +91,16 @@ class ApiBackend(Protocol):
         caller_system: str | None,
         message_id: str,
         on_delta: Callable[[str], None] | None,
+        identity: str = ...,
+    ) -> asyncio.Future[DispatchResult]: ...
+
+    def start_conversation_turn(
+        self,
+        conversation: Conversation,
+        *,
+        identity: str,
+        message_id: str,
+        on_delta: Callable[[str], None] | None = None,
     ) -> asyncio.Future[DispatchResult]: ...
 
     def start_session_turn(
@@ -95,6 +111,7 @@ class ApiBackend(Protocol):
         message_id: str,
         caller_system: str | None = None,
         on_delta: Callable[[str], None] | None = None,
+        identity: str = ...,
     ) -> asyncio.Future[DispatchResult]: ...
 
 
@@ -142,13 +159,17 @@ def _param_of(loc: tuple[Any, ...]) -> str | None:
     return out or None
 
 
+CALLER_SCOPE_KEY = "herald.api_caller"
+
+
 class BearerAuth:
     """Pure ASGI middleware: every HTTP request (docs and unknown paths included) needs
-    `Authorization: Bearer <api_key>`, compared in constant time."""
+    `Authorization: Bearer <key>` with one of the configured keys, compared in constant
+    time; the caller it names (identity and scopes) rides on the request scope."""
 
-    def __init__(self, app: ASGIApp, api_key: str) -> None:
+    def __init__(self, app: ASGIApp, keyring: KeyRing) -> None:
         self.app = app
-        self.api_key = api_key
+        self.keyring = keyring
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -157,7 +178,8 @@ class BearerAuth:
                 if name == b"authorization":
                     header = value.decode("latin-1")
                     break
-            if not secret_equals(bearer_token(header), self.api_key):
+            caller = self.keyring.caller_for(bearer_token(header))
+            if caller is None:
                 message = (
                     "missing bearer token: send Authorization: Bearer <api key>"
                     if header is None
@@ -166,7 +188,20 @@ class BearerAuth:
                 error = ApiRequestError(401, message, code="invalid_api_key")
                 await error_response(error, str)(scope, receive, send)
                 return
+            scope = {**scope, CALLER_SCOPE_KEY: caller}
         await self.app(scope, receive, send)
+
+
+def caller_of(request: Request) -> ApiCaller:
+    """The caller `BearerAuth` matched; a route that needs one without the middleware in
+    front is refused rather than served as anybody."""
+    caller = request.scope.get(CALLER_SCOPE_KEY)
+    if not isinstance(caller, ApiCaller):
+        raise ApiRequestError(401, "invalid API key", code="invalid_api_key")
+    return caller
+
+
+Caller = Annotated[ApiCaller, Depends(caller_of)]
 
 
 def body_too_large() -> ApiRequestError:
@@ -239,14 +274,14 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
         },
     )
     app.add_middleware(RequestShape)
-    app.add_middleware(BearerAuth, api_key=backend.api_key)  # outermost: auth first
+    app.add_middleware(BearerAuth, keyring=backend.keyring)  # outermost: auth first
 
     def authorized(
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
     ) -> None:
         # The middleware already refused; this documents the scheme and double-checks.
         token = credentials.credentials if credentials else None
-        if not secret_equals(token, backend.api_key):
+        if backend.keyring.caller_for(token) is None:
             raise ApiRequestError(401, "invalid API key", code="invalid_api_key")
 
     auth = [Depends(authorized)]
@@ -306,6 +341,7 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
         tags=["openai"],
     )
     async def chat_completions(
+        caller: Caller,
         body: ChatCompletionRequest,
         x_herald_session: Annotated[
             str | None, Header(description="session name; wins over `user`")
@@ -313,9 +349,10 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
     ) -> Any:
         """Run one turn. `stream: true` answers with `chat.completion.chunk` SSE events
         ending in `data: [DONE]` (plus a usage chunk with `stream_options.include_usage`)."""
+        require(caller, CHAT)
         chat = interpret(body, x_herald_session)
         cid = completion_id()
-        turn = await _chat_turn(backend, chat, cid)
+        turn = _chat_turn(backend, chat, cid, caller.identity)
         if body.stream:
             include_usage = bool(body.stream_options and body.stream_options.include_usage)
             writer = ChunkWriter(cid, backend.model_name, include_usage=include_usage)
@@ -325,7 +362,6 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
             )
         result = await asyncio.shield(turn.start(None))
-        await turn.finished(result)
         failure = result_error(result, backend.redact)
         if failure is not None:
             raise failure
@@ -341,12 +377,15 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
 
     @app.get("/v1/sessions", response_model=SessionList, dependencies=auth, tags=["sessions"])
     async def sessions(
+        caller: Caller,
         limit: Annotated[int, Query(ge=1, le=500)] = 50,
         source: Annotated[str | None, Query(description="only sessions from this entrance")] = None,
     ) -> SessionList:
-        """Stored sessions, most recently active first."""
+        """Stored sessions, most recently active first: the API sessions of the key's
+        identity, or every session with the `sessions:all` scope."""
+        require_reader(caller)
         rows = await asyncio.to_thread(
-            list_sessions, backend.store(), backend.redact, limit=limit, source=source
+            list_sessions, backend.store(), backend.redact, caller, limit=limit, source=source
         )
         return SessionList(data=rows)
 
@@ -358,10 +397,15 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
         tags=["sessions"],
     )
     async def session(
+        caller: Caller,
         session_id: Annotated[str, Path(description="id or unique prefix")],
     ) -> SessionDetail:
-        """One session with its active messages (secrets redacted)."""
-        return await asyncio.to_thread(session_detail, backend.store(), session_id, backend.redact)
+        """One session with its active messages (secrets redacted); 403 for a session the
+        key may not see."""
+        require_reader(caller)
+        return await asyncio.to_thread(
+            session_detail, backend.store(), session_id, backend.redact, caller
+        )
 
     @app.post(
         "/v1/sessions/{session_id}/messages",
@@ -371,11 +415,17 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
         tags=["sessions"],
     )
     async def post_message(
+        caller: Caller,
         session_id: Annotated[str, Path(description="id or unique prefix of an API session")],
         body: SessionMessageRequest,
     ) -> SessionReply:
         """Run a turn in this stored session and return the reply."""
+        require(caller, CHAT)
         record = await asyncio.to_thread(find_session, backend.store(), session_id)
+        # Posting is a turn as this caller's identity, so only into its own sessions,
+        # whatever else sessions:all lets it read.
+        if record.identity != caller.identity:
+            raise not_yours(record.id)
         if record.source != "api":
             raise ApiRequestError(
                 409,
@@ -385,7 +435,9 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
                 code="session_not_api",
             )
         result = await asyncio.shield(
-            backend.start_session_turn(record.id, body.content, message_id=completion_id())
+            backend.start_session_turn(
+                record.id, body.content, message_id=completion_id(), identity=caller.identity
+            )
         )
         failure = result_error(result, backend.redact)
         if failure is not None:
@@ -405,51 +457,29 @@ def build_api_app(backend: ApiBackend) -> FastAPI:
 @dataclass
 class ChatTurn:
     """How one chat request runs: in a named session, or (stateless) in the session of
-    its conversation, which learns the reply afterwards."""
+    its conversation (found, and told the reply, by the adapter under its lock)."""
 
     start: Callable[[Callable[[str], None] | None], asyncio.Future[DispatchResult]]
-    finished: Callable[[DispatchResult], Awaitable[None]]
 
 
-async def _chat_turn(backend: ApiBackend, chat: ChatInput, cid: str) -> ChatTurn:
-    async def nothing(_result: DispatchResult) -> None:
-        return None
-
+def _chat_turn(backend: ApiBackend, chat: ChatInput, cid: str, identity: str) -> ChatTurn:
     if chat.session_key is not None:
         key = chat.session_key
         return ChatTurn(
             start=lambda on_delta: backend.start_chat_turn(
-                key, chat.text, caller_system=chat.caller_system, message_id=cid, on_delta=on_delta
-            ),
-            finished=nothing,
-        )
-    store = backend.store()
-    conversation = Conversation(chat.caller_system, chat.history, chat.text)
-    session_id = await asyncio.to_thread(
-        conversations.session_for, store, conversation, profile=DEFAULT_PROFILE
-    )
-
-    async def finished(result: DispatchResult) -> None:
-        if result.status == "replied" and result.session_id:
-            reply = backend.redact(result.text).strip()
-            await asyncio.to_thread(
-                conversations.remember,
-                store,
-                conversation,
-                result.session_id,
-                reply,
-                profile=DEFAULT_PROFILE,
+                key,
+                chat.text,
+                caller_system=chat.caller_system,
+                message_id=cid,
+                on_delta=on_delta,
+                identity=identity,
             )
-
+        )
+    conversation = Conversation(chat.caller_system, chat.history, chat.text)
     return ChatTurn(
-        start=lambda on_delta: backend.start_session_turn(
-            session_id,
-            chat.text,
-            message_id=cid,
-            caller_system=chat.caller_system,
-            on_delta=on_delta,
-        ),
-        finished=finished,
+        start=lambda on_delta: backend.start_conversation_turn(
+            conversation, identity=identity, message_id=cid, on_delta=on_delta
+        )
     )
 
 
@@ -487,7 +517,6 @@ async def _stream_turn(
         if out:
             yield writer.content(out)
     result = turn.result()
-    await chat_turn.finished(result)
     failure = result_error(result, backend.redact)
     if failure is not None:
         rest = redactor.flush()

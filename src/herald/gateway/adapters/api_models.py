@@ -156,6 +156,7 @@ class SessionSummary(BaseModel):
     id: str
     title: str | None
     source: str = Field(..., description="the entrance that started it: api, cli, telegram, …")
+    identity: str = Field("owner", description="whose conversation it is")
     profile: str
     model: str | None
     created_at: float

@@ -1,5 +1,7 @@
 """The `/v1/sessions` views: stored sessions and their messages, read through the
-state store and redacted before they leave."""
+state store and redacted before they leave. A key sees the API sessions of its own
+identity (`sessions:own`) or every session (`sessions:all`); nothing else, whatever
+id or prefix it names."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from herald.gateway.adapters.api_chat import ApiRequestError
+from herald.gateway.adapters.api_keys import ApiCaller
 from herald.gateway.adapters.api_models import (
     SessionDetail,
     SessionMessage,
@@ -18,6 +21,7 @@ if TYPE_CHECKING:
     from herald.state import SessionRecord, StateStore, StoredMessage
 
 Redactor = Callable[[str], str]
+API_SOURCE = "api"
 
 
 def _clean(text: str | None, redact: Redactor) -> str | None:
@@ -29,6 +33,7 @@ def summary(record: SessionRecord, redact: Redactor) -> SessionSummary:
         id=record.id,
         title=_clean(record.title, redact),
         source=record.source,
+        identity=record.identity,
         profile=record.profile,
         model=record.model,
         created_at=record.created_at,
@@ -81,13 +86,64 @@ def find_session(store: StateStore, session_id: str) -> SessionRecord:
     return record
 
 
+def require(caller: ApiCaller, scope: str) -> None:
+    if not caller.may(scope):
+        raise ApiRequestError(
+            403,
+            f"the key {caller.name!r} does not have the {scope!r} scope; add it to the key's "
+            "scopes under gateway.platforms.api.keys, or use a key that has it",
+            code="missing_scope",
+            error_type="permission_error",
+        )
+
+
+def require_reader(caller: ApiCaller) -> None:
+    if not caller.reads_sessions:
+        raise ApiRequestError(
+            403,
+            f"the key {caller.name!r} may not read sessions (it needs the 'sessions:own' or "
+            "'sessions:all' scope under gateway.platforms.api.keys)",
+            code="missing_scope",
+            error_type="permission_error",
+        )
+
+
+def not_yours(session_id: str) -> ApiRequestError:
+    # The same answer whether the session belongs to another identity or another
+    # entrance, so a caller learns nothing more than "not for this key".
+    return ApiRequestError(
+        403,
+        f"session {session_id} is not one of this key's sessions: a key sees only the API "
+        "sessions of its own identity unless it has the 'sessions:all' scope",
+        param="session_id",
+        code="session_forbidden",
+        error_type="permission_error",
+    )
+
+
+def visible(caller: ApiCaller, record: SessionRecord) -> bool:
+    if caller.sees_every_session:
+        return True
+    return record.identity == caller.identity and record.source == API_SOURCE
+
+
 def list_sessions(
-    store: StateStore, redact: Redactor, *, limit: int, source: str | None
+    store: StateStore, redact: Redactor, caller: ApiCaller, *, limit: int, source: str | None
 ) -> list[SessionSummary]:
-    return [summary(r, redact) for r in store.list_sessions(limit=limit, source=source)]
+    if caller.sees_every_session:
+        records = store.list_sessions(limit=limit, source=source)
+    elif source not in (None, API_SOURCE):
+        records = []  # other entrances' sessions are not this key's to list
+    else:
+        records = store.list_sessions(limit=limit, source=API_SOURCE, identity=caller.identity)
+    return [summary(r, redact) for r in records]
 
 
-def session_detail(store: StateStore, session_id: str, redact: Redactor) -> SessionDetail:
+def session_detail(
+    store: StateStore, session_id: str, redact: Redactor, caller: ApiCaller
+) -> SessionDetail:
     record = find_session(store, session_id)
+    if not visible(caller, record):
+        raise not_yours(record.id)
     messages = [message_view(m, redact) for m in store.get_messages(record.id)]
     return SessionDetail(**summary(record, redact).model_dump(), messages=messages)

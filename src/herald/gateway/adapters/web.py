@@ -170,6 +170,7 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
             user_name=OWNER,
             text=text,
             message_id=message_id,
+            identity="owner",  # the login token is the owner's
         )
         loop = asyncio.get_running_loop()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from herald.config.schema_identities import OWNER
 from herald.tools import ToolArgumentError, ToolContext
 
 if TYPE_CHECKING:
@@ -28,7 +29,12 @@ class HeraldReader:
     def _context(self) -> ToolContext:
         s = self.settings
         return ToolContext(
-            home=s.home, config=s.config, secrets=s.secrets, store=self.store, surface="mcp"
+            home=s.home,
+            config=s.config,
+            secrets=s.secrets,
+            store=self.store,
+            surface="mcp",
+            identity=OWNER,
         )
 
     def _builtin(self, name: str, args: dict[str, Any]) -> str:
@@ -40,7 +46,9 @@ class HeraldReader:
         return result.content
 
     def sessions_list(self, limit: int = 20) -> str:
-        records = self.store.list_sessions(limit=max(1, min(limit, SESSIONS_MAX)))
+        # MCP clients are the owner's: they list the owner's sessions, as session_search
+        # (through `_context`, identity owner) reads only those.
+        records = self.store.list_sessions(limit=max(1, min(limit, SESSIONS_MAX)), identity=OWNER)
         return json.dumps(
             [
                 {
@@ -76,7 +84,9 @@ class HeraldReader:
         key = file.upper().removesuffix(".MD")
         if key not in MEMORY_FILES:
             raise ToolArgumentError(f"file must be MEMORY or USER, not {file!r}")
-        path = self.settings.home.memories_dir / MEMORY_FILES[key]
+        home = self.settings.home
+        # The MCP server is the owner's: USER.md is the owner's own.
+        path = home.user_memory_file() if key == "USER" else home.memories_dir / MEMORY_FILES[key]
         try:
             return path.read_text(encoding="utf-8")
         except FileNotFoundError:

@@ -73,7 +73,12 @@ class HolographicProvider(MemoryProvider):
 
     # -- lifecycle ---------------------------------------------------------
 
-    def initialize(self, *, home: Any, config: Any, secrets: Any = None) -> None:
+    def initialize(
+        self, *, home: Any, config: Any, secrets: Any = None, identity: str | None = None
+    ) -> None:
+        """`identity`: whose facts these are. The owner's live at ``db_path``; anyone
+        else's in a database of their own beside their USER.md, so a fact learned from one
+        person is never recalled into another's turn."""
         section = _section(config)
         settings = dict(DEFAULTS)
         if section is not None:
@@ -85,8 +90,11 @@ class HolographicProvider(MemoryProvider):
         root = Path(getattr(home, "root", home))
         if self._store is not None:
             self._store.close()
+        path = root / Path(settings["db_path"]).expanduser()
+        if identity is not None and identity != "owner" and hasattr(home, "user_memory_dir"):
+            path = home.user_memory_dir(identity) / path.name
         self._store = FactStore(
-            root / Path(settings["db_path"]).expanduser(),
+            path,
             dimension=int(settings["dimension"]),
             min_trust=float(settings["min_trust"]),
             decay_half_life_days=settings["decay_half_life_days"],
