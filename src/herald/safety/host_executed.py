@@ -115,68 +115,21 @@ def judge_host_executed(path: str, segment: str, ctx: Context) -> None:
         )
 
 
-# -- git config: keys that cannot run anything --------------------------------------
+# -- git config: rewriting the whole configuration ---------------------------------
+# Which keys make git run a program (core.hooksPath, core.fsmonitor, alias.x=!…,
+# filter.*, include.path …) is judged once, by value, in rules_persistence
+# (dangerous.persistence); here only the forms that hand the whole file over.
 
-# Everything else (core.hooksPath, core.fsmonitor, core.sshCommand, alias.*,
-# filter.*, include.path, credential.helper, …) can make git run a program.
-_HARMLESS_KEYS = frozenset({
-    "user.name", "user.email", "init.defaultbranch", "core.autocrlf", "core.filemode",
-    "core.ignorecase", "core.quotepath", "core.safecrlf", "core.eol", "pull.rebase", "pull.ff",
-    "push.default", "push.autosetupremote", "merge.ff", "commit.gpgsign", "tag.gpgsign",
-    "fetch.prune", "rebase.autostash", "status.showuntrackedfiles", "diff.renames",
-    "log.decorate", "help.autocorrect", "column.ui", "branch.sort", "tag.sort",
-})  # fmt: skip
-_HARMLESS_SECTIONS = frozenset({"color", "advice"})
-_CONFIG_READS = frozenset({"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color",
-                           "--get-colorbool", "-l", "--list"})  # fmt: skip
-_CONFIG_VALUE_OPTIONS = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
-                                   "--value"})  # fmt: skip
-_CONFIG_SUBCOMMANDS = frozenset({"get", "list", "set", "unset", "rename-section",
-                                 "remove-section", "edit"})  # fmt: skip
-
-
-def _harmless_key(key: str) -> bool:
-    section, _, rest = key.partition(".")
-    if not rest:
-        return False
-    if section.lower() in _HARMLESS_SECTIONS:
-        return True
-    # A subsection (branch.x.remote, alias…) is never on the list.
-    return "." not in rest and f"{section.lower()}.{rest.lower()}" in _HARMLESS_KEYS
+_CONFIG_WHOLE_FILE = frozenset({"edit", "rename-section", "-e", "--edit", "--rename-section"})
 
 
 def _git_config(rest: list[str], inv: Invocation, ctx: Context) -> None:
-    positional: list[str] = []
-    flags: set[str] = set()
-    i = 0
-    while i < len(rest):
-        arg = rest[i]
-        if arg in _CONFIG_VALUE_OPTIONS:
-            i += 2
-            continue
-        if arg.startswith("-"):
-            flags.add(arg.split("=", 1)[0])
-        else:
-            positional.append(arg)
-        i += 1
-    action = positional.pop(0) if positional and positional[0] in _CONFIG_SUBCOMMANDS else ""
-    if action in ("get", "list") or flags & _CONFIG_READS:
-        return
-    if not action and len(positional) < 2 and not flags - {
-        "--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope",
-        "--includes", "--no-includes", "-z", "--null", "--name-only", "--bool", "--int",
-        "--path", "--bool-or-int", "--expiry-date", "--fixed-value", "--file", "--blob",
-        "--type", "--default",
-    }:  # fmt: skip
-        return  # `git config KEY` reads a value
-    if action in ("edit", "rename-section") or flags & {"-e", "--edit", "--rename-section"}:
-        what = "lets the whole git configuration be rewritten"
-    else:
-        key = positional[0] if positional else ""
-        if key and _harmless_key(key):
-            return
-        what = f"sets git configuration {key or '(unknown key)'}, which can make git run programs"
-    ctx.approval(HOST_EXECUTED_RULE, f"{what} (git config)", inv.segment)
+    if any(arg.split("=", 1)[0] in _CONFIG_WHOLE_FILE for arg in rest[:4]):
+        ctx.approval(
+            HOST_EXECUTED_RULE,
+            "lets the whole git configuration be rewritten (git config)",
+            inv.segment,
+        )
 
 
 # -- git history ------------------------------------------------------------------
@@ -185,20 +138,10 @@ _GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--names
                                 "--config-env", "--super-prefix"})  # fmt: skip
 
 
-def _history_loss(sub: str, rest: list[str]) -> str:
-    if sub == "reflog" and rest[:1] in (["expire"], ["delete"]):
-        return f"throws away the reflog that undoes resets (git reflog {rest[0]})"
-    if sub == "gc" and any(a.startswith("--prune=") and a != "--prune=" for a in rest):
-        return "deletes unreachable commits at once (git gc --prune)"
-    if sub == "prune" and any(a.startswith("--expire") for a in rest):
-        return "deletes unreachable commits (git prune --expire)"
-    if sub == "update-ref" and ("-d" in rest or "--stdin" in rest):
-        return "deletes refs without checking they are merged (git update-ref -d)"
-    return ""
-
-
 def rule_git_local(inv: Invocation, ctx: Context) -> None:
-    """git config that can make git run programs; history that cannot be recovered."""
+    """git config that hands over the whole file, and hooks from a template directory.
+    (History that cannot be recovered — reflog expire, gc --prune=now, update-ref -d —
+    is rules_dataloss's dangerous.git_destructive.)"""
     args = inv.args
     i = 0
     while i < len(args) and args[i].startswith("-"):
@@ -215,7 +158,3 @@ def rule_git_local(inv: Invocation, ctx: Context) -> None:
         # git init in an existing repository copies the template's hooks into it.
         what = f"installs hooks from a template directory (git {sub} --template)"
         ctx.approval(HOST_EXECUTED_RULE, what, inv.segment)
-        return
-    what = _history_loss(sub, rest)
-    if what:
-        ctx.approval("dangerous.git_destructive", what, inv.segment)
