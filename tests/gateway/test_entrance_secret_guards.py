@@ -23,7 +23,7 @@ def test_adapters_built_directly_refuse_a_weak_secret(weak: str) -> None:
         ApiAdapter(api_key=weak)
     with pytest.raises(WeakSecretError, match=r"gateway\.platforms\.webhook\.secret"):
         WebhookAdapter(secret=weak)
-    assert ApiAdapter(api_key=API_KEY).api_key == API_KEY
+    assert ApiAdapter(api_key=API_KEY).keyring.caller_for(API_KEY) is not None
     assert WebhookAdapter(secret=WEBHOOK_SECRET).secret == WEBHOOK_SECRET
 
 

@@ -339,11 +339,6 @@ def create_adapter(
         require_served_secret(API_KEY_SECRET, config, secrets, "api", kw)
     for key in keys:
         refuse_weak_secret(dataclasses.replace(API_KEY_SECRET, setting=key.setting), key.secret)
-    others = {k.secret for k in keys}
-    if len(others) != len(keys):
-        raise AdapterConfigError(
-            "two entries of gateway.platforms.api keys share one key; each caller needs its own"
-        )
     home = kw.get("home")
     if home is None and kw.get("store") is None and secrets.env_file is not None:
         from herald.config import HeraldHome
