@@ -295,3 +295,17 @@ def test_the_quick_path_walks_everything_again_near_the_total_limit(tmp_path: Pa
     (project / "b.bin").write_bytes(b"b" * 30_000)  # now over: the largest goes
     left = store.snapshot(tool="t").checkpoint.left_out
     assert list(left) == ["a.bin"] and "max_total_mb" in left["a.bin"]
+
+
+def test_changed_files_are_named_as_the_workdir_knows_them(
+    project: Path, store: CheckpointStore
+):
+    store.snapshot(tool="patch")
+    (project / "notes.txt").write_text("changed\n")
+    sh(project, "git", "commit", "-q", "--allow-empty", "-m", "another")
+    store.snapshot(tool="patch")
+    newest, before = store.list()[:2]
+    changed = store.changed_files(newest, before)
+    assert "notes.txt" in changed
+    assert any(p.startswith(".git/") for p in changed)  # the history moved too
+    assert not any(p.startswith(("files/", "git/")) for p in changed)

@@ -35,6 +35,17 @@ from herald.checkpoints.scan import DOT_GIT, Limits, literal_excludes, scan_work
 REF_PREFIX = "refs/checkpoints/"
 FILES = "files"
 GIT = "git"
+
+
+def _workdir_name(tree_path: str) -> str:
+    """A path of a checkpoint's commit as the user knows it: the workdir's files are under
+    ``files/`` and the project's ``.git`` under ``git/``."""
+    top, _, rest = tree_path.partition("/")
+    if top == FILES:
+        return rest
+    if top == GIT:
+        return f".git/{rest}" if rest else ".git"
+    return tree_path
 RECORD_END = "\x1e"
 RESTORE_TOOL = "restore"  # the tool name of the checkpoint a restore takes first
 
@@ -302,7 +313,7 @@ class CheckpointStore:
         out = self.git.text(
             ["diff-tree", "-r", "--name-only", "-z", before.commit, checkpoint.commit]
         )
-        return [p for p in out.split("\0") if p]
+        return [_workdir_name(p) for p in out.split("\0") if p]
 
     def diff(self, number: int = 1, path: str | None = None) -> str:
         """The checkpoint against the workdir as it is now (a unified diff, `git diff`
