@@ -17,7 +17,7 @@ from types import MappingProxyType
 from herald.safety.carriers import check_carriers, script_output, unwrap
 from herald.safety.control_plane import CONTROL_RULES
 from herald.safety.host_executed import HOST_EXECUTED_RULE, rule_git_local
-from herald.safety.invocation import Context, Invocation
+from herald.safety.invocation import Context, Invocation, git_subcommand
 from herald.safety.long_options import BY_COMMAND, GIT_SUBCOMMANDS, expand_all
 from herald.safety.option_carriers import variable_payloads
 from herald.safety.rules_containers import (
@@ -258,8 +258,6 @@ _add(("pkill", "killall"), rule_pattern_kill)
 _add(("kill",), rule_kill_lookup)
 
 
-_GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                "--config-env", "--super-prefix"})  # fmt: skip
 _DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset", "env"})
 _INDEX_SETTERS = _DECLARERS | {"set", "setenv"}
 
@@ -277,13 +275,12 @@ def expand_long_options(inv: Invocation) -> Invocation:
     (``git push --forc`` reads ``--force``), see :mod:`.long_options`."""
     name, args = inv.name, inv.args
     if name == "git":
-        i = 0
-        while i < len(args) and args[i].startswith("-"):
-            i += 2 if args[i] in _GIT_GLOBAL_VALUES else 1
-        table = GIT_SUBCOMMANDS.get(args[i]) if i < len(args) else None
-        if table is None:
+        found = git_subcommand(args)
+        table = GIT_SUBCOMMANDS.get(found[0]) if found is not None else None
+        if found is None or table is None:
             return inv
-        return _with_texts(inv, args[: i + 1] + expand_all(args[i + 1 :], table))
+        rest = found[1]
+        return _with_texts(inv, args[: len(args) - len(rest)] + expand_all(rest, table))
     table = BY_COMMAND.get(name)
     if table is None:
         return inv

@@ -20,7 +20,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Literal
 
-from herald.safety.invocation import Context, Invocation
+from herald.safety.invocation import Context, Invocation, git_subcommand
 
 HOST_EXECUTED_RULE = "dangerous.host_executed_write"
 
@@ -134,21 +134,16 @@ def _git_config(rest: list[str], inv: Invocation, ctx: Context) -> None:
 
 # -- git history ------------------------------------------------------------------
 
-_GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                "--config-env", "--super-prefix"})  # fmt: skip
 
 
 def rule_git_local(inv: Invocation, ctx: Context) -> None:
     """git config that hands over the whole file, and hooks from a template directory.
     (History that cannot be recovered — reflog expire, gc --prune=now, update-ref -d —
     is rules_dataloss's dangerous.git_destructive.)"""
-    args = inv.args
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_GLOBAL_VALUES else 1
-    if i >= len(args):
+    found = git_subcommand(inv.args)
+    if found is None:
         return
-    sub, rest = args[i], args[i + 1 :]
+    sub, rest = found
     if sub == "config":
         _git_config(rest, inv, ctx)
         return

@@ -186,3 +186,20 @@ def parse_options(
     if rest_index < 0:
         rest_index = n
     return Options(flags=flags, positional=positional, rest_index=rest_index)
+
+
+# git's options that take a value before the subcommand (git -C dir status).
+GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                               "--config-env", "--super-prefix"})  # fmt: skip
+
+
+def git_subcommand(args: list[str]) -> tuple[str, list[str]] | None:
+    """(subcommand, its arguments) of a git invocation's `args`, past git's own
+    options; None when there is no subcommand."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in GIT_GLOBAL_VALUES else 1
+    if i >= len(args):
+        return None
+    return args[i], args[i + 1 :]
+

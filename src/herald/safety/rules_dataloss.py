@@ -13,7 +13,7 @@ ordinary work (logs, build outputs) and stays allowed.
 from __future__ import annotations
 
 from herald.safety.effects import outside_project
-from herald.safety.invocation import Context, Invocation, parse_options
+from herald.safety.invocation import Context, Invocation, git_subcommand, parse_options
 from herald.safety.long_options import expand_long
 from herald.safety.paths import is_block_device
 from herald.safety.shell_ast import SimpleCommand
@@ -152,8 +152,6 @@ def check_emptying_redirects(cmd: SimpleCommand, ctx: Context) -> None:
 
 # -- git --------------------------------------------------------------------------
 
-_GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                "--config-env", "--super-prefix"})  # fmt: skip
 _CHECKOUT_COMMON = (
     "--quiet",
     "--progress",
@@ -212,13 +210,10 @@ def _expanded(rest: list[str], table: dict[str, str]) -> list[str]:
 
 
 def rule_git_discard(inv: Invocation, ctx: Context) -> None:
-    args = inv.args
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_GLOBAL_VALUES else 1
-    if i >= len(args):
+    found = git_subcommand(inv.args)
+    if found is None:
         return
-    sub, rest = args[i], args[i + 1 :]
+    sub, rest = found
     what = ""
     if sub in ("checkout", "switch", "restore"):
         rest = _expanded(rest, _CHECKOUT_TABLES[sub])

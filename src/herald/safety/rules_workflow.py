@@ -10,15 +10,13 @@ import re
 
 from herald.safety.carriers import stdin_of
 from herald.safety.host_executed import judge_host_executed
-from herald.safety.invocation import Context, Invocation, parse_options
+from herald.safety.invocation import Context, Invocation, git_subcommand, parse_options
 from herald.safety.paths import is_block_device, secret_source, sensitive_target
 from herald.safety.shell_ast import Redirect, SimpleCommand, Word
 from herald.safety.static_eval import command_name
 
 # -- git ------------------------------------------------------------------------
 
-_GIT_GLOBAL_VALUES = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
-                                "--config-env", "--super-prefix"})  # fmt: skip
 
 
 def _short_has(args: list[str], letter: str) -> bool:
@@ -26,13 +24,10 @@ def _short_has(args: list[str], letter: str) -> bool:
 
 
 def rule_git(inv: Invocation, ctx: Context) -> None:
-    args = inv.args
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in _GIT_GLOBAL_VALUES else 1
-    if i >= len(args):
+    found = git_subcommand(inv.args)
+    if found is None:
         return
-    sub, rest = args[i], args[i + 1 :]
+    sub, rest = found
     options = [a for a in rest if a.startswith("-")]
     what = ""
     if sub == "reset" and "--hard" in rest:
