@@ -133,16 +133,7 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         on_delta: Callable[[str], None] | None,
         identity: str = OWNER,
     ) -> asyncio.Future[DispatchResult]:
-        event = MessageEvent(
-            platform=self.name,
-            chat_id=key,
-            user_id=key,
-            text=text,
-            message_id=message_id,
-            session_hint=key,
-            identity=identity,
-            raw={"caller_system": caller_system},
-        )
+        event = _api_event(key, text, message_id, caller_system, identity)
         # Named sessions are per identity (see build_session_key), and so are their locks.
         return self._start(f"key:{identity}:{key}", event, on_delta)
 
@@ -276,7 +267,13 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
 def _session_event(
     session_id: str, text: str, message_id: str, caller_system: str | None, identity: str
 ) -> MessageEvent:
-    key = f"session:{session_id}"
+    return _api_event(f"session:{session_id}", text, message_id, caller_system, identity)
+
+
+def _api_event(
+    key: str, text: str, message_id: str, caller_system: str | None, identity: str
+) -> MessageEvent:
+    """An API turn as the pipeline takes it: the key stands for chat, user and session."""
     return MessageEvent(
         platform=ApiAdapter.name,
         chat_id=key,
