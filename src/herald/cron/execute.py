@@ -21,7 +21,7 @@ from herald.cron.confine import delivery_refusal
 from herald.cron.prompt import assemble_prompt
 from herald.cron.store import NewRun
 from herald.cron.targets import TargetError, parse_target
-from herald.tools import UNATTENDED_REFUSAL
+from herald.tools.terminal_approval import UNATTENDED_REFUSAL
 
 if TYPE_CHECKING:
     from herald.config import Settings

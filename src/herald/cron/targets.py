@@ -28,7 +28,9 @@ from herald.cron.confine import (
 )
 from herald.environments import LocalEnvironment
 from herald.safety import redact
-from herald.tools import CommandRefused, ToolContext, gate_write
+from herald.tools import ToolContext
+from herald.tools.terminal_approval import CommandRefused
+from herald.tools.write_gate import gate_write
 
 if TYPE_CHECKING:
     from herald.config import HeraldHome

@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from herald.safety import ApprovalPrompt, redact
-from herald.tools import ToolArgumentError, ToolContext, ask_human, tool
+from herald.tools import ToolArgumentError, ToolContext, tool
+from herald.tools.terminal_approval import ask_human
 
 Action = Literal["create", "list", "show", "pause", "resume", "remove"]
 _NEEDS_OWNER = ("create", "resume", "remove")

@@ -2,7 +2,10 @@
 
 Importing this package registers the built-in tools on `registry`. Toolsets
 decide which registered tools a surface exposes; the planner and the guardrail
-controller are the pure parts of a tool round the engine runs.
+controller are the pure parts of a tool round the engine runs. The approval gates
+(`herald.tools.terminal_approval`, `herald.tools.write_gate`) are imported from their
+modules by what uses them: they bring in every command backend, which a turn that never
+runs a command does not need at start-up.
 """
 
 from herald.tools.change_intent import ChangeIntent, change_intent, command_may_write
@@ -42,7 +45,6 @@ from herald.tools.registry import (
     sanitize_error,
 )
 from herald.tools.results import limit_result
-from herald.tools.terminal_approval import UNATTENDED_REFUSAL, CommandRefused, ask_human
 from herald.tools.toolsets import (
     BUILTIN_TOOLSETS,
     DEFAULT_BUNDLE,
@@ -53,7 +55,6 @@ from herald.tools.toolsets import (
     is_available,
     resolve_toolset,
 )
-from herald.tools.write_gate import gate_write
 
 __all__ = [
     "BUILTIN_TOOLSETS",
@@ -65,11 +66,9 @@ __all__ = [
     "MAX_ERROR_CHARS",
     "PARALLEL",
     "SEQUENTIAL",
-    "UNATTENDED_REFUSAL",
     "ChangeGuard",
     "ChangeIntent",
     "CheckCache",
-    "CommandRefused",
     "DefinitionsCache",
     "GuardrailController",
     "GuardrailDecision",
@@ -87,7 +86,6 @@ __all__ = [
     "ToolSpec",
     "Toolset",
     "ToolsetError",
-    "ask_human",
     "attach_guardrail",
     "available_tool_names",
     "canonical_path",
@@ -96,7 +94,6 @@ __all__ = [
     "coerce_arguments",
     "command_may_write",
     "definitions_cache",
-    "gate_write",
     "is_available",
     "is_unattended",
     "limit_result",
