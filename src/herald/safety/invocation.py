@@ -7,7 +7,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from herald.safety.shell_ast import Budget, SimpleCommand, Word
 from herald.safety.static_eval import command_name
@@ -80,6 +80,8 @@ class Invocation:
     cmd: SimpleCommand  # the segment it came from (redirects, pipeline)
     extra_args: bool = False  # xargs / find -exec append arguments we cannot see
     implied_targets: list[str] = field(default_factory=list)  # find start paths
+    # What several rules derive from the same words (write_targets): computed once.
+    memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @cached_property
     def name(self) -> str:

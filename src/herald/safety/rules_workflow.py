@@ -313,7 +313,16 @@ def _copier_targets(inv: Invocation) -> tuple[list[str], list[str]]:
 
 
 def write_targets(inv: Invocation) -> tuple[list[str], list[str]]:
-    """(paths whose contents change, paths removed) by this invocation."""
+    """(paths whose contents change, paths removed) by this invocation. Three rule
+    families judge these paths (sensitive files, start-up files, the control plane):
+    worked out once per invocation. Callers must not change the lists."""
+    found = inv.memo.get("write_targets")
+    if found is None:
+        found = inv.memo["write_targets"] = _write_targets(inv)
+    return found
+
+
+def _write_targets(inv: Invocation) -> tuple[list[str], list[str]]:
     name, args = inv.name, inv.args
     if name in _COPIERS:
         return _copier_targets(inv)
