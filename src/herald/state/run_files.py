@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from herald.config.shared_file import atomic_write
 from herald.environments.processes import pid_alive
 
 if TYPE_CHECKING:
@@ -84,15 +83,4 @@ class RunFiles:
         return status
 
 
-def atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-__all__ = ["GatewayStatus", "RunFiles", "atomic_write"]
+__all__ = ["GatewayStatus", "RunFiles"]
