@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,33 +39,12 @@ class Scan:
     total_bytes: int = 0
 
 
-def _tree_size(top: str) -> int:
-    total = 0
+def _entries(
+    top: str, descend: Callable[[str, os.DirEntry[str]], bool]
+) -> Iterator[tuple[str, os.DirEntry[str], os.stat_result]]:
+    """(directory, entry, its lstat) for everything below `top`, symlinks not followed;
+    a directory is entered when `descend(directory, entry)` says so."""
     stack = [top]
-    while stack:
-        try:
-            entries = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISDIR(info.st_mode):
-                    stack.append(entry.path)
-                elif stat.S_ISREG(info.st_mode):
-                    total += info.st_size
-    return total
-
-
-def scan_workdir(workdir: Path, limits: Limits) -> Scan:
-    scan = Scan()
-    sizes: list[tuple[int, str]] = []  # candidates for the total budget
-    root = str(workdir)
-    prefix = len(root) + 1
-    stack = [root]
     while stack:
         directory = stack.pop()
         try:
@@ -77,26 +57,45 @@ def scan_workdir(workdir: Path, limits: Limits) -> Scan:
                     info = entry.stat(follow_symlinks=False)
                 except OSError:
                     continue
-                rel = entry.path[prefix:]
-                if stat.S_ISDIR(info.st_mode):
-                    if entry.name == DOT_GIT:
-                        if directory == root:
-                            sizes.append((_tree_size(entry.path), DOT_GIT))
-                        else:
-                            parent = rel[: -len(DOT_GIT) - 1]
-                            scan.left_out[parent] = "a nested git repository"
-                        continue
-                    if os.path.isdir(os.path.join(entry.path, DOT_GIT)):
-                        scan.left_out[rel] = "a nested git repository"
-                        continue
+                yield directory, entry, info
+                if stat.S_ISDIR(info.st_mode) and descend(directory, entry):
                     stack.append(entry.path)
-                elif stat.S_ISREG(info.st_mode):
-                    if info.st_size > limits.max_file_bytes:
-                        scan.left_out[rel] = (
-                            f"{info.st_size / MB:.1f} MB, over checkpoints.max_file_mb"
-                        )
-                    else:
-                        sizes.append((info.st_size, rel))
+
+
+def _tree_size(top: str) -> int:
+    walk = _entries(top, lambda _directory, _entry: True)
+    return sum(info.st_size for _, _, info in walk if stat.S_ISREG(info.st_mode))
+
+
+def scan_workdir(workdir: Path, limits: Limits) -> Scan:
+    scan = Scan()
+    sizes: list[tuple[int, str]] = []  # candidates for the total budget
+    root = str(workdir)
+    prefix = len(root) + 1
+
+    def descend(directory: str, entry: os.DirEntry[str]) -> bool:
+        """Into ordinary folders; a .git (the project's is sized whole) and a nested
+        repository are left out of the walk."""
+        rel = entry.path[prefix:]
+        if entry.name == DOT_GIT:
+            if directory == root:
+                sizes.append((_tree_size(entry.path), DOT_GIT))
+            else:
+                scan.left_out[rel[: -len(DOT_GIT) - 1]] = "a nested git repository"
+            return False
+        if os.path.isdir(os.path.join(entry.path, DOT_GIT)):
+            scan.left_out[rel] = "a nested git repository"
+            return False
+        return True
+
+    for _directory, entry, info in _entries(root, descend):
+        if not stat.S_ISREG(info.st_mode):
+            continue
+        rel = entry.path[prefix:]
+        if info.st_size > limits.max_file_bytes:
+            scan.left_out[rel] = f"{info.st_size / MB:.1f} MB, over checkpoints.max_file_mb"
+        else:
+            sizes.append((info.st_size, rel))
     total = sum(size for size, _ in sizes)
     if total > limits.max_total_bytes:
         for size, rel in sorted(sizes, reverse=True):
