@@ -12,10 +12,10 @@ The same rule applies to every tool.
 from __future__ import annotations
 
 import logging
-import os
 import re
 from typing import TYPE_CHECKING
 
+from herald.config.shared_file import atomic_write
 from herald.engine.pressure import CHARS_PER_TOKEN, set_overhead
 
 if TYPE_CHECKING:
@@ -82,13 +82,8 @@ def _spill(ctx: TurnContext, call_id: str, content: str) -> str:
         home = ctx.tool_context.home
         if home is None:
             return "this session has no Herald home"
-        directory = home.cache_dir / "spill" / session
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path = directory / name
-        tmp = directory / f".{name}.tmp"
-        tmp.write_bytes(data)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+        path = home.cache_dir / "spill" / session / name
+        atomic_write(path, data.decode("utf-8", "replace"))  # owner-only, never half written
         return str(path)
     except Exception as exc:  # a full disk or an unreachable host: say so, cut anyway
         log.warning("could not save an oversized tool result: %s", exc)

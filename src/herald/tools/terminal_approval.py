@@ -83,7 +83,7 @@ def sandbox_scope(
     spec = getattr(environment, "sandbox_spec", None)
     if spec is None:
         return None
-    checkpointed = None if checkpoint is None else (lambda paths: checkpoint.covers(paths))
+    checkpointed = None if checkpoint is None else checkpoint.covers
     home = environment.resolve("~")  # the sandbox's own home directory
     return SandboxScope(
         backend=environment.name,
