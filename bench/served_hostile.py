@@ -209,6 +209,7 @@ async def fuzz_part(ports: dict[str, int], token: str, count: int, seed: int, lo
         httpx.AsyncClient(base_url=web, timeout=60) as stranger,
         httpx.AsyncClient(base_url=api, timeout=60, headers={"Authorization": f"Bearer {API_KEY}"}) as client,
     ):  # fmt: skip
+
         async def log_in() -> str | None:
             answer = await browser.post("/login", json={"token": token})
             return answer.json()["csrf"] if answer.status_code == 200 else None

@@ -54,7 +54,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="herald-bench-append-") as tmp:
         results = {size: measure(Path(tmp), size) for size in sizes}
     base_single, base_batch = results[sizes[0]]
-    print(f"{'session size':>12} {'single µs':>10} {'ratio':>6} {'batched µs/msg':>15} {'ratio':>6}")
+    print(
+        f"{'session size':>12} {'single µs':>10} {'ratio':>6} {'batched µs/msg':>15} {'ratio':>6}"
+    )
     for size, (single, batched) in results.items():
         print(
             f"{size:>12} {single * 1e6:>10.1f} {single / base_single:>6.2f}"

@@ -297,9 +297,7 @@ def test_the_quick_path_walks_everything_again_near_the_total_limit(tmp_path: Pa
     assert list(left) == ["a.bin"] and "max_total_mb" in left["a.bin"]
 
 
-def test_changed_files_are_named_as_the_workdir_knows_them(
-    project: Path, store: CheckpointStore
-):
+def test_changed_files_are_named_as_the_workdir_knows_them(project: Path, store: CheckpointStore):
     store.snapshot(tool="patch")
     (project / "notes.txt").write_text("changed\n")
     sh(project, "git", "commit", "-q", "--allow-empty", "-m", "another")

@@ -16,9 +16,7 @@ ROWS, COLS = 40, 100
 
 
 class Screen:
-    def __init__(
-        self, cwd: Path, *args: str, env: dict[str, str] | None = None, cols: int = COLS
-    ):
+    def __init__(self, cwd: Path, *args: str, env: dict[str, str] | None = None, cols: int = COLS):
         self.screen = pyte.Screen(cols, ROWS)
         self.stream = pyte.ByteStream(self.screen)
         self.child = pexpect.spawn(

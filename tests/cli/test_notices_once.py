@@ -40,9 +40,7 @@ def test_a_known_window_is_not_a_notice(herald_home, fake_llm, run_cli):
     assert "64,000 tokens (config)" in run_cli("doctor", "--offline").stdout
 
 
-def test_a_one_shot_whose_first_store_fails_prints_no_session_line(
-    herald_home, fake_llm, run_cli
-):
+def test_a_one_shot_whose_first_store_fails_prints_no_session_line(herald_home, fake_llm, run_cli):
     # A real SQLite failure on the first write of the session (as a full disk would be).
     StateStore(herald_home / "state.db").close()
     with sqlite3.connect(herald_home / "state.db") as db:

@@ -7,7 +7,9 @@ from herald.context.tokens import estimate_messages_tokens
 
 
 def msgs(n: int) -> list[dict]:
-    return [{"role": "user" if i % 2 == 0 else "assistant", "content": "word " * 50} for i in range(n)]
+    return [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": "word " * 50} for i in range(n)
+    ]
 
 
 def test_reported_usage_is_the_anchor_and_only_the_gap_is_estimated():

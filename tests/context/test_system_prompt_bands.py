@@ -19,7 +19,9 @@ NOW = datetime(2026, 11, 30, 12, 0)
 
 
 def inputs(**kw) -> PromptInputs:
-    base = dict(model="m1", provider="openai", cwd="/w", session_id="s1", now=NOW, tool_names=("todo",))
+    base = dict(
+        model="m1", provider="openai", cwd="/w", session_id="s1", now=NOW, tool_names=("todo",)
+    )
     base.update(kw)
     return PromptInputs(**base)
 
@@ -87,6 +89,10 @@ def test_context_files_nearest_last_capped_and_scanned(tmp_path):
 
 
 def test_legit_notes_are_not_blocked(tmp_path):
-    (tmp_path / "AGENTS.md").write_text("Read AGENTS.md before editing. You are now on the main branch.")
-    (file,) = discover_context_files(tmp_path, names=["AGENTS.md"], max_chars=1000, stop_at=tmp_path)
+    (tmp_path / "AGENTS.md").write_text(
+        "Read AGENTS.md before editing. You are now on the main branch."
+    )
+    (file,) = discover_context_files(
+        tmp_path, names=["AGENTS.md"], max_chars=1000, stop_at=tmp_path
+    )
     assert not file.blocked

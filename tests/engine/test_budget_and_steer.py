@@ -36,7 +36,10 @@ def test_budget_rejects_nonsense():
 
 def test_budget_is_thread_safe():
     budget = IterationBudget(1000)
-    threads = [threading.Thread(target=lambda: [budget.try_consume() for _ in range(200)]) for _ in range(8)]
+    threads = [
+        threading.Thread(target=lambda: [budget.try_consume() for _ in range(200)])
+        for _ in range(8)
+    ]
     for t in threads:
         t.start()
     for t in threads:

@@ -17,7 +17,16 @@ def test_parse_command_forms():
 def test_surfaces_see_their_commands():
     cli = {c.name for c in commands_for("cli")}
     gateway = {c.name for c in commands_for("gateway")}
-    assert {"new", "stop", "steer", "compress", "usage", "model", "help", "rollback"} <= cli & gateway
+    assert {
+        "new",
+        "stop",
+        "steer",
+        "compress",
+        "usage",
+        "model",
+        "help",
+        "rollback",
+    } <= cli & gateway
     assert "exit" in cli and "exit" not in gateway
     assert {"approve", "deny"} <= gateway and not {"approve", "deny"} & cli
     assert all(COMMANDS[n].while_busy for n in ("stop", "steer", "approve", "deny"))

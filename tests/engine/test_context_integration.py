@@ -28,7 +28,10 @@ def sections_text() -> str:
 
 
 def terminalish(i: int) -> Reply:
-    return Reply.tool_call("todo", {"todos": [{"id": str(i), "content": f"step {i} " + "w" * 1500, "status": "completed"}]})
+    return Reply.tool_call(
+        "todo",
+        {"todos": [{"id": str(i), "content": f"step {i} " + "w" * 1500, "status": "completed"}]},
+    )
 
 
 def scripted(max_tool_rounds: int, summarizer=lambda req: Reply.text(sections_text())):
@@ -145,7 +148,9 @@ def test_token_anchor_survives_a_resume(make_agent, fake_llm):
     assert resumed.accountant.anchor.prompt_tokens == anchor["prompt_tokens"]
 
 
-def test_prompt_is_rebuilt_on_resume_only_when_the_runtime_changed(make_agent, fake_llm, tmp_path, caplog):
+def test_prompt_is_rebuilt_on_resume_only_when_the_runtime_changed(
+    make_agent, fake_llm, tmp_path, caplog
+):
     fake_llm.default_reply = Reply.text("ok")
     agent = make_agent(cwd=str(tmp_path))
     sid = agent.run_turn("hi").session_id

@@ -40,7 +40,11 @@ def test_kill_between_tool_call_and_tool_then_resume(tmp_path, fake_llm, make_ag
     fake_llm.enqueue(
         Reply.tool_calls(
             [
-                ToolCallSpec("todo", {"todos": [{"id": "1", "content": "deploy", "status": "pending"}]}, id="call_todo"),
+                ToolCallSpec(
+                    "todo",
+                    {"todos": [{"id": "1", "content": "deploy", "status": "pending"}]},
+                    id="call_todo",
+                ),
                 ToolCallSpec("deploy", {}, id="call_deploy"),
             ]
         )

@@ -28,7 +28,11 @@ def is_review(req) -> bool:
 
 
 def reviewer_script(memory_tool_available: bool):
-    calls = [ToolCallSpec("skill_manage", {"action": "create", "name": "terse-answers", "content": SKILL})]
+    calls = [
+        ToolCallSpec(
+            "skill_manage", {"action": "create", "name": "terse-answers", "content": SKILL}
+        )
+    ]
     if memory_tool_available:
         calls.append(
             ToolCallSpec(
@@ -90,7 +94,9 @@ def test_correction_becomes_a_skill_that_the_next_session_sees(make_agent, fake_
 def test_the_index_is_frozen_mid_session(make_agent, fake_llm):
     """A skill created during a session reaches the model only in the next session."""
     fake_llm.enqueue(
-        Reply.tool_call("skill_manage", {"action": "create", "name": "terse-answers", "content": SKILL}),
+        Reply.tool_call(
+            "skill_manage", {"action": "create", "name": "terse-answers", "content": SKILL}
+        ),
         Reply.text("saved"),
         Reply.text("again"),
     )

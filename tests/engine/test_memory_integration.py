@@ -13,7 +13,9 @@ HOLOGRAPHIC = {"memory": {"provider": "holographic"}}
 
 def test_snapshot_is_frozen_per_session_and_writes_land_at_once(make_agent, fake_llm):
     fake_llm.enqueue(
-        Reply.tool_call("memory", {"action": "add", "target": "user", "content": "Name: Ada. Uses fish shell."}),
+        Reply.tool_call(
+            "memory", {"action": "add", "target": "user", "content": "Name: Ada. Uses fish shell."}
+        ),
         Reply.text("noted"),
         Reply.text("second answer"),
     )
@@ -84,7 +86,10 @@ def test_recall_is_fenced_on_the_api_copy_only(make_agent, fake_llm):
 def test_fact_store_tool_is_offered_with_the_holographic_provider(make_agent, fake_llm):
     pytest.importorskip("numpy")
     fake_llm.enqueue(
-        Reply.tool_call("fact_store", {"action": "add", "content": "Deploys happen on Fridays", "category": "ops"}),
+        Reply.tool_call(
+            "fact_store",
+            {"action": "add", "content": "Deploys happen on Fridays", "category": "ops"},
+        ),
         Reply.text("stored"),
     )
     agent = make_agent(config=HOLOGRAPHIC)

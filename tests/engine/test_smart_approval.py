@@ -50,9 +50,11 @@ def test_the_judge_decides_before_a_human(make_agent, fake_llm, verdict, ran, at
 
 def test_manual_mode_never_consults_the_judge(make_agent, fake_llm):
     fake_llm.set_handler(
-        lambda req: Reply.tool_call("terminal", {"command": FLAGGED_BUT_HARMLESS})
-        if req.messages[-1]["role"] == "user"
-        else Reply.text("finished")
+        lambda req: (
+            Reply.tool_call("terminal", {"command": FLAGGED_BUT_HARMLESS})
+            if req.messages[-1]["role"] == "user"
+            else Reply.text("finished")
+        )
     )
     agent = make_agent()  # manual, and no human attached: unattended default denies
     agent.run_turn("compute it")

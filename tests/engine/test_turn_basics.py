@@ -82,7 +82,9 @@ def test_system_prompt_is_byte_identical_across_a_session(make_agent, fake_llm):
     prompts = {r.system for r in fake_llm.model_requests()}
     assert len(fake_llm.model_requests()) == 8
     assert len(prompts) == 1
-    stored = agent.store.get_system_prompt(agent.store.get_session(first.session_id).system_prompt_hash)
+    stored = agent.store.get_system_prompt(
+        agent.store.get_session(first.session_id).system_prompt_hash
+    )
     assert prompts == {stored}
     assert f"Session: {first.session_id}" in stored
 
@@ -134,8 +136,12 @@ def test_assistant_message_is_on_disk_before_the_tool_runs(make_agent, fake_llm,
         seen.append(any(m.tool_calls and m.tool_calls[0]["id"] == "call_probe" for m in rows))
         return "probed"
 
-    registry.register("probe", "test", {"description": "probe", "parameters": {"type": "object"}}, probe)
-    fake_llm.enqueue(Reply.tool_calls([ToolCallSpec("probe", {}, id="call_probe")]), Reply.text("k"))
+    registry.register(
+        "probe", "test", {"description": "probe", "parameters": {"type": "object"}}, probe
+    )
+    fake_llm.enqueue(
+        Reply.tool_calls([ToolCallSpec("probe", {}, id="call_probe")]), Reply.text("k")
+    )
     agent = make_agent(registry=registry, enabled_tools=("probe",))
     agent.run_turn("probe it")
     assert seen == [True]

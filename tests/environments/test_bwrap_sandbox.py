@@ -118,9 +118,7 @@ def test_the_home_or_a_directory_holding_it_is_refused_as_working_directory(site
         with pytest.raises(ConfigError, match="belongs to uid 54321, not to you"):
             site.sandbox(workdir=foreign)
     with pytest.raises(ConfigError, match="your home directory or holds it"):
-        SandboxSpec.from_config(
-            SandboxConfig(mounts=[f"{Path.home()}:rw"]), str(site.work)
-        )
+        SandboxSpec.from_config(SandboxConfig(mounts=[f"{Path.home()}:rw"]), str(site.work))
 
 
 def test_secret_dirs_that_are_symlinks_are_masked_at_their_target(

@@ -57,7 +57,9 @@ def test_relaxed_runs_sandbox_private_damage_without_a_prompt(tmp_path: Path) ->
     human = Human("deny")
     registry, ctx, _ = _session(tmp_path, {}, human)
     try:
-        result = _run(registry, ctx, "mkdir -p /tmp/scratch/a && rm -rf /tmp/scratch && echo cleaned")
+        result = _run(
+            registry, ctx, "mkdir -p /tmp/scratch/a && rm -rf /tmp/scratch && echo cleaned"
+        )
         assert not result.is_error and "cleaned" in result.content
         assert human.prompts == []
         refused = _run(registry, ctx, "rm -rf /")

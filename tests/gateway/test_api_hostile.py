@@ -57,7 +57,9 @@ async def test_a_huge_body_is_refused_by_its_length_before_a_byte_is_read(
     assert status_of(answer) == 400  # h11 itself refuses it, before any app
 
 
-async def test_deep_json_is_a_400_naming_the_limit(gateway: tuple[GatewayRunner, ApiAdapter]) -> None:
+async def test_deep_json_is_a_400_naming_the_limit(
+    gateway: tuple[GatewayRunner, ApiAdapter],
+) -> None:
     _, adapter = gateway
     response = await _post(adapter, b'{"messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     assert response.status_code == 400
@@ -85,7 +87,9 @@ async def test_a_long_stateless_history_within_the_limit_is_stored_and_answered(
     _, adapter = gateway
     fake_llm.enqueue(Reply.text("read it all"))
     count = MAX_MESSAGES - 1
-    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(count)]
+    messages = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(count)
+    ]
     messages.append({"role": "user", "content": "and now?"})
     response = await _post(adapter, json.dumps({"messages": messages}).encode())
     assert response.status_code == 200, response.text

@@ -72,7 +72,9 @@ def test_the_board_refuses_non_owners_the_owners_moves(board):
     assert board.show(todo.id).status is Status.TODO
     assert board.approve(review.id, author="owner (web)").status is Status.DONE
     assert board.unblock(blocked.id, author="owner", note="set").status is Status.TODO
-    assert board.complete(held.id, "taken over", author="owner", override=True).status is Status.DONE
+    assert (
+        board.complete(held.id, "taken over", author="owner", override=True).status is Status.DONE
+    )
 
 
 def _herald(*args: str, code: int = 0) -> str:

@@ -87,7 +87,9 @@ def test_a_guard_that_raises_or_hangs_refuses_the_command(isolated_env, fake_llm
     assert (work / "m3").exists()  # commands do run here: the refusals above are the hooks'
     assert "refused by plugin 'raiser'" in results[0] and "fail closed" in results[0]
     assert "policy backend unreachable" in results[0]
-    assert "refused by plugin 'sleeper'" in results[1] and "did not answer within 0.5 s" in results[1]
+    assert (
+        "refused by plugin 'sleeper'" in results[1] and "did not answer within 0.5 s" in results[1]
+    )
     assert "herald plugins disable sleeper" in results[1]
 
 

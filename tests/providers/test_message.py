@@ -10,7 +10,11 @@ from herald.providers.base import ToolCall
 from herald.providers.message import Message, from_api_messages, to_api_messages
 from herald.state import StateStore
 
-CALL = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}
+CALL = {
+    "id": "c1",
+    "type": "function",
+    "function": {"name": "read_file", "arguments": '{"path": "a"}'},
+}
 
 
 def test_message_is_frozen():

@@ -11,8 +11,10 @@ from herald.safety.http_guard import describe_bytes, json_too_deep
 
 
 def nested(depth: int) -> bytes:
-    return json.dumps(json.loads("[" * depth + "]" * depth)).encode() if depth < 900 else (
-        b"[" * depth + b"]" * depth
+    return (
+        json.dumps(json.loads("[" * depth + "]" * depth)).encode()
+        if depth < 900
+        else (b"[" * depth + b"]" * depth)
     )
 
 

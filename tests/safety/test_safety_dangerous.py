@@ -283,6 +283,8 @@ def test_herald_home_from_env() -> None:
     env = {"HERALD_HOME": "/srv/herald", "HOME": "/home/op"}
     verdict = check_command("echo x > /srv/herald/config.yaml", env=env)
     assert verdict.rule == "control.file_write"
-    assert check_command("echo x > /srv/herald/notes.txt", env=env).rule == "dangerous.sensitive_write"
+    assert (
+        check_command("echo x > /srv/herald/notes.txt", env=env).rule == "dangerous.sensitive_write"
+    )
     assert check_command("echo x > /srv/herald/cache/x.txt", env=env).level == "allow"
     assert check_command("echo x > /home/op/.herald/.env", env=env).rule == "control.file_write"

@@ -141,7 +141,10 @@ def test_a_symlink_from_private_tmp_into_the_history_is_followed(
     link.parent.mkdir()
     link.symlink_to(repo / ".git")
     scope = SandboxScope(
-        "bwrap", str(repo), private_dirs=(str(tmp_path / "private"),), checkpointed=Checkpoints(True)
+        "bwrap",
+        str(repo),
+        private_dirs=(str(tmp_path / "private"),),
+        checkpointed=Checkpoints(True),
     )
     decision = decide(f"rm -rf {link}/", env={"PWD": str(repo)}, sandbox=scope)
     assert decision.outcome == ASK

@@ -44,7 +44,9 @@ def test_a_batch_is_one_transaction(store: StateStore) -> None:
     assert conn is not None
     conn.set_trace_callback(statements.append)
     try:
-        stored = store.append_messages(sid, [{"role": "user", "content": f"m{i}"} for i in range(500)])
+        stored = store.append_messages(
+            sid, [{"role": "user", "content": f"m{i}"} for i in range(500)]
+        )
     finally:
         conn.set_trace_callback(None)
     assert [m.seq for m in stored] == list(range(1, 501))

@@ -46,6 +46,8 @@ def _workdir_name(tree_path: str) -> str:
     if top == GIT:
         return f".git/{rest}" if rest else ".git"
     return tree_path
+
+
 RECORD_END = "\x1e"
 RESTORE_TOOL = "restore"  # the tool name of the checkpoint a restore takes first
 

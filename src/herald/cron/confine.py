@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from herald.config import HeraldHome
 
+
 @dataclass(frozen=True)
 class DeliveryTarget:
     kind: Literal["log", "file", "platform"]
@@ -117,7 +118,9 @@ def open_confined(home: HeraldHome, rel: Path) -> int:
             try:
                 nxt = os.open(part, flags_dir, dir_fd=fd)
             except OSError as exc:
-                raise OSError(exc.errno, f"{part!r} in {base} is a symlink or not a folder") from exc
+                raise OSError(
+                    exc.errno, f"{part!r} in {base} is a symlink or not a folder"
+                ) from exc
             os.close(fd)
             fd = nxt
         try:

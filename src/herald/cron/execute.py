@@ -48,7 +48,6 @@ def allow_hint(job: Job) -> str:
     return f"`herald cron edit {job.name} --allow {{pattern}}`"
 
 
-
 def refusal_note(refused: list[str]) -> str:
     """What the run record and the delivered result say about commands the unattended
     policy refused (Herald's words, not the model's), each with how to allow it."""

@@ -488,7 +488,9 @@ def _run_script(conn: sqlite3.Connection, script: str) -> None:
             buffer = ""
 
 
-def _add_columns(conn: sqlite3.Connection, table: str, columns: tuple[tuple[str, str], ...]) -> None:
+def _add_columns(
+    conn: sqlite3.Connection, table: str, columns: tuple[tuple[str, str], ...]
+) -> None:
     have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
     for name, decl in columns:
         if name not in have:

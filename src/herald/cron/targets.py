@@ -40,6 +40,8 @@ log = logging.getLogger("herald.cron")
 
 TARGET_EXAMPLES = "'log', 'file:~/reports/daily.md' or 'telegram:123456789'"
 _PLATFORM_RE = re.compile(r"^([a-z][a-z0-9_-]*):([^:\s]+)(?::([^:\s]+))?$")
+
+
 def _append_whole(fd: int, data: bytes) -> None:
     """Append one record to a file opened safely (no symlink followed) and close it.
     Several jobs and processes may deliver to one file: the record goes in whole under

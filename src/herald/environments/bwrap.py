@@ -314,7 +314,9 @@ class BwrapEnvironment(ScriptFileOps, Environment):
         try:
             return sandbox_protections(spec.workdir, rw_roots, self._home, hidden)
         except UnprotectableError as exc:
-            raise SandboxUnavailableError(f"the sandbox cannot start: {exc}. {_NOT_ON_HOST}") from None
+            raise SandboxUnavailableError(
+                f"the sandbox cannot start: {exc}. {_NOT_ON_HOST}"
+            ) from None
 
     def hidden(self) -> list[str]:
         """The secret paths this session masks."""

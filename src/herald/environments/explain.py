@@ -57,8 +57,9 @@ def _limits(
         memory = f"{total} MiB for the whole container" if total else "no memory limit"
     else:
         memory = (
-            f"{spec.memory_mb} MiB address space per process" if spec.memory_mb else "no "
-            "per-process memory limit"
+            f"{spec.memory_mb} MiB address space per process"
+            if spec.memory_mb
+            else "no per-process memory limit"
         )
         if spec.total_memory_mb and memory_cgroup:
             memory += f"; {spec.total_memory_mb} MiB in total (a memory cgroup)"
@@ -178,9 +179,7 @@ def explain_terminal(config: HeraldConfig, cwd: str, *, check: bool = True) -> E
     try:
         env = create_environment(config, secrets=None, cwd=cwd if not terminal.cwd else None)
     except ConfigError as exc:
-        return Explanation(
-            [("backend", backend), ("problem", f"no sandbox here: {exc}")], False
-        )
+        return Explanation([("backend", backend), ("problem", f"no sandbox here: {exc}")], False)
     spec = env.sandbox_spec
     assert spec is not None
     try:

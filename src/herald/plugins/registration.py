@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from herald.config import Secrets
     from herald.tools import ToolSpec
 
+
 class PluginStorageError(OSError):
     """A plugin storage path that would lead outside the plugin's own folder."""
 

@@ -135,7 +135,6 @@ def _git_config(rest: list[str], inv: Invocation, ctx: Context) -> None:
 # -- git history ------------------------------------------------------------------
 
 
-
 def rule_git_local(inv: Invocation, ctx: Context) -> None:
     """git config that hands over the whole file, and hooks from a template directory.
     (History that cannot be recovered — reflog expire, gc --prune=now, update-ref -d —

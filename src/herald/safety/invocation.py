@@ -204,4 +204,3 @@ def git_subcommand(args: list[str]) -> tuple[str, list[str]] | None:
     if i >= len(args):
         return None
     return args[i], args[i + 1 :]
-

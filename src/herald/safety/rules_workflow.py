@@ -18,7 +18,6 @@ from herald.safety.static_eval import command_name
 # -- git ------------------------------------------------------------------------
 
 
-
 def _short_has(args: list[str], letter: str) -> bool:
     return any(a.startswith("-") and not a.startswith("--") and letter in a[1:] for a in args)
 

@@ -124,10 +124,7 @@ def any_term_search(
     except sqlite3.OperationalError as exc:  # quoting makes this unreachable; stay safe
         log.warning("any-term search failed for %r: %s", query[:200], exc)
         return []
-    return [
-        hit_from_row(row)
-        for row in rows
-    ]
+    return [hit_from_row(row) for row in rows]
 
 
 def _escape_like(text: str) -> str:

@@ -209,9 +209,9 @@ class StateStore:
         if not rows:
             raise StateError(f"no session id starts with {prefix!r} or ends with it")
         if len(rows) > 1:
-            shown = "; ".join(
-                f"{row['id']} ({row['title'] or 'untitled'})" for row in rows[:5]
-            ) + ("; …" if len(rows) > 5 else "")
+            shown = "; ".join(f"{row['id']} ({row['title'] or 'untitled'})" for row in rows[:5]) + (
+                "; …" if len(rows) > 5 else ""
+            )
             raise StateError(
                 f"session id {prefix!r} is ambiguous, it matches: {shown}. "
                 "Type more of the id (its last characters are unique)."

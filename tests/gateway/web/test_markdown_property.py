@@ -125,7 +125,9 @@ def test_known_attacks_render_inert(renderer: _Renderer, source: str) -> None:
 
 def test_links_and_emphasis_still_render(renderer: _Renderer) -> None:
     html = renderer.render("**b** see http://x.y/z and [l *i*](mailto:a@b) `c`")
-    assert '<a href="http://x.y/z" target="_blank" rel="noopener noreferrer">http://x.y/z</a>' in html
+    assert (
+        '<a href="http://x.y/z" target="_blank" rel="noopener noreferrer">http://x.y/z</a>' in html
+    )
     assert '<a href="mailto:a@b" target="_blank" rel="noopener noreferrer">l <em>i</em></a>' in html
     assert "<strong>b</strong>" in html and "<code>c</code>" in html
 

@@ -25,7 +25,9 @@ async def test_random_requests_get_no_5xx_and_log_no_crash(
     rng = random.Random(30)
     caplog.set_level(logging.WARNING)
     statuses: list[int] = []
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{adapter.port}", timeout=30) as stranger:
+    async with httpx.AsyncClient(
+        base_url=f"http://127.0.0.1:{adapter.port}", timeout=30
+    ) as stranger:
         for index in range(REQUESTS):
             who, token_for = (stranger, None) if index % 2 else (client, csrf)
             request = web_request(rng, token_for)

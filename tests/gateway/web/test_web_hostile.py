@@ -89,9 +89,7 @@ async def test_json_routes_refuse_big_bodies_before_parsing_and_after_auth(web) 
     answer, sent = await _raw(adapter.port, streamed, chunked(200 * MIB))
     assert status_of(answer) == 413 and sent < 200 * MIB
     assert JSON_BODY_BYTES == MIB
-    stranger = (
-        f"POST {url} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {200 * MIB}\r\n\r\n"
-    )
+    stranger = f"POST {url} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {200 * MIB}\r\n\r\n"
     answer, _ = await _raw(adapter.port, stranger, iter(()))
     assert status_of(answer) == 401  # who you are is checked before how big your body is
 
@@ -138,7 +136,9 @@ async def test_a_trusted_proxy_s_forwarded_for_is_the_client(web) -> None:
         assert wrong.status_code == 401
     assert (await client.post("/login", json={"token": "guess"},
                               headers={"X-Forwarded-For": "10.0.0.1"})).status_code == 429  # fmt: skip
-    other = await client.post("/login", json={"token": token}, headers={"X-Forwarded-For": "10.0.0.2"})
+    other = await client.post(
+        "/login", json={"token": token}, headers={"X-Forwarded-For": "10.0.0.2"}
+    )
     assert other.status_code == 200  # another client behind the proxy is not locked out
 
 

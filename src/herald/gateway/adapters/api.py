@@ -82,9 +82,7 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
         if not served:
             raise AdapterConfigError("the API adapter needs an api_key or keys")
         for key in served:  # also for code that builds the adapter without create_adapter
-            refuse_weak_secret(
-                dataclasses.replace(API_KEY_SECRET, setting=key.setting), key.secret
-            )
+            refuse_weak_secret(dataclasses.replace(API_KEY_SECRET, setting=key.setting), key.secret)
         self.keyring = KeyRing(served)
         self.host = host
         self.requested_port = port

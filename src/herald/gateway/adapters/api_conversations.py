@@ -87,9 +87,7 @@ def session_for(
             return record.id
     opening = next((text for role, text in conversation.history if role == "user"), None)
     title = " ".join((opening or conversation.text).split())[:TITLE_CHARS] or None
-    session_id = store.create_session(
-        profile=profile, source="api", title=title, identity=identity
-    )
+    session_id = store.create_session(profile=profile, source="api", title=title, identity=identity)
     # One transaction for the whole history, not one commit (and fsync) per message.
     store.append_messages(
         session_id, [{"role": role, "content": text} for role, text in conversation.history]

@@ -38,7 +38,10 @@ class ServedAdapter:
         if self._store is None and callable(store_for):  # share the runner's store
             self._store = store_for(getattr(sink, "default_profile", "default"))
         server = EmbeddedServer(
-            build_app(self), host=host, port=port, name=self.name,
+            build_app(self),
+            host=host,
+            port=port,
+            name=self.name,
             trusted_proxies=self.trusted_proxies,
         )
         await server.start()

@@ -119,7 +119,6 @@ class WebhookAdapter(HttpResponseAdapter):
         if self._tasks:
             await asyncio.wait(set(self._tasks), timeout=10)
 
-
     # ---- capabilities ---------------------------------------------------------------------
 
     # ---- what the app uses ----------------------------------------------------------------

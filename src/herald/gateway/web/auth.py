@@ -173,7 +173,9 @@ class LoginThrottle:
     returned on success (`succeeded`): parallel attempts cannot all pass the check
     before any of them has failed."""
 
-    def __init__(self, attempts: int, window: float = 60.0, global_attempts: int | None = None) -> None:
+    def __init__(
+        self, attempts: int, window: float = 60.0, global_attempts: int | None = None
+    ) -> None:
         self.attempts = attempts
         self.window = window
         self.global_attempts = global_attempts or attempts * GLOBAL_FAILURE_FACTOR

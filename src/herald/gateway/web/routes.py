@@ -81,9 +81,7 @@ def add_data_routes(app: FastAPI, adapter: WebBackend, base: str) -> None:
     @app.get(api + "/chats")
     async def list_chats(q: str = "", limit: int = 50) -> dict[str, Any]:
         store = adapter.store()
-        chats = store.report(
-            reports.platform_chats, adapter.name, limit=max(1, min(limit, 200))
-        )
+        chats = store.report(reports.platform_chats, adapter.name, limit=max(1, min(limit, 200)))
         items = [
             {
                 "chat_id": chat_of_key(c.session_key),
