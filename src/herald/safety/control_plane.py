@@ -19,6 +19,7 @@ always-allow patterns and the smart judge do not apply). Pure: no I/O.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
 import sys
@@ -94,15 +95,22 @@ class ControlPath:
 def control_homes(env: Mapping[str, str] | None) -> list[str]:
     """Every Herald home a path may be in: ``~/.herald``, ``$HERALD_HOME`` and, when
     that is a profile's home, the base home it belongs to."""
+    e = env or {}
+    return list(_control_homes(e.get("HOME"), e.get("HERALD_HOME")))
+
+
+@functools.lru_cache(maxsize=64)
+def _control_homes(home_var: str | None, herald_var: str | None) -> tuple[str, ...]:
+    env = {k: v for k, v in (("HOME", home_var), ("HERALD_HOME", herald_var)) if v is not None}
     homes = [canonical("~/.herald", env)]
-    configured = (env or {}).get("HERALD_HOME")
+    configured = herald_var
     if configured:
         home = canonical(configured, env)
         homes.append(home)
         m = re.fullmatch(r"(.+)/profiles/[^/]+", home)
         if m:
             homes.append(m.group(1))
-    return list(dict.fromkeys(homes))
+    return tuple(dict.fromkeys(homes))
 
 
 def _under(path: str, base: str) -> str | None:
@@ -150,10 +158,18 @@ def classify_path(path: str, env: Mapping[str, str] | None = None) -> ControlPat
         if rel is not None:
             found = _classify_rel(rel)
             return ControlPath(found[0], found[1], path.strip()) if found else None
-    code = canonical(PACKAGE_DIR, env)
-    if _under(p, code) is not None or any(canonical(s, env) == p for s in ENTRY_SCRIPTS):
+    e = env or {}
+    code, scripts = _code_locations(e.get("HOME"), e.get("HERALD_HOME"))
+    if _under(p, code) is not None or p in scripts:
         return ControlPath("code", "Herald's installed code", path.strip())
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _code_locations(home_var: str | None, herald_var: str | None) -> tuple[str, frozenset[str]]:
+    """Herald's installed package and entry scripts, as `canonical` spells them."""
+    env = {k: v for k, v in (("HOME", home_var), ("HERALD_HOME", herald_var)) if v is not None}
+    return canonical(PACKAGE_DIR, env), frozenset(canonical(s, env) for s in ENTRY_SCRIPTS)
 
 
 _GLOB_PROBES = (

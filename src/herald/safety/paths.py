@@ -9,6 +9,7 @@ as well. Nothing here touches the file system.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections.abc import Mapping
@@ -193,15 +194,34 @@ _ENV_TEMPLATE_SUFFIXES = frozenset({"example", "sample", "template", "dist", "de
 _HERALD_FREE = ("cache", "logs")
 
 
+# Paths longer than this are normalised afresh each time rather than remembered, so an
+# adversarial 100 KB operand cannot fill the cache.
+_CACHED_PATH_CHARS = 512
+
+
 def canonical(path: str, env: Mapping[str, str] | None = None) -> str:
     """Absolute, normalised form where that can be known; relative paths stay
-    relative (normalised). ``~`` (any home) becomes a /home/<user> path."""
+    relative (normalised). ``~`` (any home) becomes a /home/<user> path.
+
+    A pure function of the text and the two variables it reads, so the answer for a
+    short path is remembered: every rule that looks at a command's operands asks."""
     if not path:
         return path
     home = (env or {}).get("HOME")
+    herald = (env or {}).get("HERALD_HOME")
+    if len(path) <= _CACHED_PATH_CHARS:
+        return _canonical_cached(path, home, herald)
+    return _canonical(path, home, herald)
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical_cached(path: str, home: str | None, herald: str | None) -> str:
+    return _canonical(path, home, herald)
+
+
+def _canonical(path: str, home: str | None, herald: str | None) -> str:
     if home and home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
         path = "~" + path[len(home.rstrip("/")) :]
-    herald = (env or {}).get("HERALD_HOME")
     if path.startswith("$HERALD_HOME") or path.startswith("${HERALD_HOME}"):
         rest = path.split("}", 1)[1] if path.startswith("${") else path[len("$HERALD_HOME") :]
         path = (herald or "~/.herald") + rest

@@ -291,7 +291,7 @@ def _operand_paths(inv: Invocation) -> list[str]:
             if "=" in text:
                 out.append(text.split("=", 1)[1])
             continue
-        if re.match(r"(?:if|of)=", text):
+        if text.startswith(("if=", "of=")):
             out.append(text[3:])
         elif text.startswith("@"):
             out.append(text[1:])
@@ -327,11 +327,17 @@ def _recursive(inv: Invocation) -> bool:
     return bool(set(shorts) & set("rR")) or "--recursive" in args or "-d" in args
 
 
+_EXTRACT_DIR_FLAGS = {"tar": ("-C", "--directory"), "bsdtar": ("-C", "--directory"),
+                      "unzip": ("-d",)}  # fmt: skip
+_EXTRACTORS = frozenset({*_EXTRACT_DIR_FLAGS, "7z", "7za"})
+
+
 def _extract_dirs(inv: Invocation) -> list[str]:
     """Where an archive tool unpacks (tar -C DIR, unzip -d DIR, 7z x -oDIR)."""
+    if inv.name not in _EXTRACTORS:
+        return []
     args = inv.args
-    flag = {"tar": ("-C", "--directory"), "bsdtar": ("-C", "--directory"),
-            "unzip": ("-d",)}.get(inv.name, ())  # fmt: skip
+    flag = _EXTRACT_DIR_FLAGS.get(inv.name, ())
     out = [args[i + 1] for i, a in enumerate(args[:-1]) if a in flag]
     out += [a.split("=", 1)[1] for a in args if a.startswith("--directory=")]
     if inv.name in ("7z", "7za"):

@@ -321,6 +321,9 @@ def write_targets(inv: Invocation) -> tuple[list[str], list[str]]:
     return found
 
 
+_PERL_RUBY_RE = re.compile(r"(perl|ruby)[\d.]*")
+
+
 def _write_targets(inv: Invocation) -> tuple[list[str], list[str]]:
     name, args = inv.name, inv.args
     if name in _COPIERS:
@@ -332,7 +335,7 @@ def _write_targets(inv: Invocation) -> tuple[list[str], list[str]]:
         return [a[3:] for a in args if a.startswith("of=")], []
     if name in ("rm", "unlink", "srm", "rmdir", "shred"):
         return [], [a for a in args if not a.startswith("-")]
-    if name == "sed" or re.fullmatch(r"(perl|ruby)[\d.]*", name):
+    if name == "sed" or _PERL_RUBY_RE.fullmatch(name):
         if not any(a.startswith("-i") or a == "--in-place" or a.startswith("--in-place=")
                    or re.fullmatch(r"-[a-zA-Z]*i[^-]*", a) for a in args):  # fmt: skip
             return [], []

@@ -6,6 +6,7 @@ comments or CSS. Each returns the span of its first match or None."""
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from itertools import islice
 
@@ -99,26 +100,32 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[Span]:
 
 def prose_exfiltration(text: str) -> Span | None:
     """verb … secret … destination (or verb … destination … secret) on one line,
-    found by merging the three match lists (linear in the text length)."""
+    found by merging the three match lists (linear in the text length).
+
+    The cheap lists come first and each missing one ends the search; a secret noun
+    that only says where something is ("the key in the vault") is set aside when it
+    is reached, not for every noun of the text up front."""
     verbs = _spans(_SEND_VERB_RE, text)
     if not verbs:
         return None
-    secrets = [
-        (s, e)
-        for s, e in _spans(_SECRET_NOUN_RE, text)
-        if not _LOCATION_BEFORE_RE.search(text, max(0, s - 30), s)
-    ]
-    if not secrets:
+    secrets = _SECRET_NOUN_RE.finditer(text)
+    first = next(secrets, None)
+    if first is None:
         return None
     dests = _spans(_DESTINATION_RE, text)
     if not dests:
         return None
     verb_ends = [e for _, e in verbs]
     dest_starts = [s for s, _ in dests]
-    for s_start, s_end in secrets[:MAX_ANCHORS]:
+    for n, match in enumerate(itertools.chain((first,), secrets)):
+        if n >= MAX_ANCHORS:
+            break
+        s_start, s_end = match.span()
         line = window_start(text, s_start, 200)
         i = bisect.bisect_right(verb_ends, s_start) - 1
         if i < 0 or verb_ends[i] < max(line, s_start - 120):
+            continue
+        if _LOCATION_BEFORE_RE.search(text, max(0, s_start - 30), s_start):
             continue
         j = bisect.bisect_left(dest_starts, s_end)
         if j < len(dests):

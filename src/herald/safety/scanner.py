@@ -137,9 +137,56 @@ def _clean_per_char(text: str) -> str:
     )
 
 
+# How much of a matched span is redacted for its excerpt: far more than the excerpt
+# shows, so a long match costs no more than a short one.
+_EXCERPT_WINDOW = 1000
+_REST_OF_TOKEN_RE = re.compile(r"\S*")
+_PEM_END = "-----END"
+
+
 def _excerpt(text: str, limit: int = 80) -> str:
+    if len(text) > _EXCERPT_WINDOW:
+        # Never cut through a token (a secret cut short might not be recognised as
+        # one) or a PEM block (the key lines between BEGIN and END).
+        cut = _REST_OF_TOKEN_RE.match(text, _EXCERPT_WINDOW).end()  # type: ignore[union-attr]
+        if "-----BEGIN" in text[:cut]:
+            end = text.find(_PEM_END, cut)
+            if end >= 0:
+                cut = _REST_OF_TOKEN_RE.match(text, end + len(_PEM_END)).end()  # type: ignore[union-attr]
+        text = text[:cut]
     flat = " ".join(redact(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_WORD_RUN_RE = re.compile(r"[a-z0-9_]+")
+
+
+class _Needles:
+    """Which of the rules' needles occur in the lowered text, each looked up once.
+
+    A needle of word characters only can only occur inside one run of word
+    characters, so it is looked for in the distinct runs joined (for real prose and
+    repetitive input much shorter than the text); any other needle in the text."""
+
+    def __init__(self, lowered: str) -> None:
+        self.lowered = lowered
+        self.runs: str | None = None
+        self.seen: dict[str, bool] = {}
+
+    def any_of(self, needles: tuple[str, ...]) -> bool:
+        return any(self._has(n) for n in needles)
+
+    def _has(self, needle: str) -> bool:
+        hit = self.seen.get(needle)
+        if hit is None:
+            if _WORD_RUN_RE.fullmatch(needle):
+                if self.runs is None:
+                    self.runs = "\x00".join(set(_WORD_RUN_RE.findall(self.lowered)))
+                hit = needle in self.runs
+            else:
+                hit = needle in self.lowered
+            self.seen[needle] = hit
+        return hit
 
 
 def _invisible(text: str) -> list[ScanFinding]:
@@ -185,20 +232,20 @@ def scan_text(text: str, *, kind: str, lenient: bool = False) -> ScanResult:
     stored = strip_invisible(text) if lenient else text
     clean = _clean(text)
     offsets: list[int] | None = None
-    lowered = clean.lower()
+    present = _Needles(clean.lower())
     folded: str | None = None
-    folded_lower = ""
+    folded_present: _Needles | None = None
     for rule in RULES:
         span = None
-        if not rule.needles or any(n in lowered for n in rule.needles):
+        if not rule.needles or present.any_of(rule.needles):
             span = rule.find(clean)
         if span is None and rule.category == "instruction_override":
             # "1gn0re", "іgnоrе": orders spelled in leetspeak or look-alike letters
             if folded is None:
                 folded = fold(clean)
-                folded_lower = folded.lower()
+                folded_present = _Needles(folded.lower())
             if folded != clean and (
-                not rule.needles or any(n in folded_lower for n in rule.needles)
+                not rule.needles or folded_present.any_of(rule.needles)  # type: ignore[union-attr]
             ):
                 span = rule.find(folded)
         if span is None:

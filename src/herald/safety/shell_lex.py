@@ -325,6 +325,17 @@ class _Parser:
     # -- words -----------------------------------------------------------
     def _read_word(self, pos: int) -> tuple[list[Word], int]:
         src, n = self.src, self.n
+        m = _PLAIN_RE.match(src, pos)
+        if m is not None and (m.end() >= n or src[m.end()] in _WORD_BREAK):
+            # Most words are one plain run (no quotes, escapes or expansions): made
+            # directly, with the same flags the builder below would give them.
+            chunk = m.group()
+            glob = "*" in chunk or "?" in chunk or "[" in chunk
+            return [Word(text=chunk, raw=chunk, glob=glob, brace="{" in chunk)], m.end()
+        return self._read_word_built(pos)
+
+    def _read_word_built(self, pos: int) -> tuple[list[Word], int]:
+        src, n = self.src, self.n
         builder = _WordBuilder(pos)
         while pos < n:
             c = src[pos]
