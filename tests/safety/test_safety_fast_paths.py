@@ -7,16 +7,14 @@ slow path it stands in for, on inputs written to sit on its edges.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from herald.safety import check_command, scan_text
 from herald.safety.paths import _canonical, canonical
-from herald.safety.scanner import _excerpt, _Needles
 from herald.safety.scan_rules import RULES
+from herald.safety.scanner import _excerpt, _Needles
 from herald.safety.shell_ast import Budget
 from herald.safety.shell_lex import _Parser
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Literal
 
 from herald.safety.shell_ast import Budget, SimpleCommand, Word
