@@ -132,6 +132,12 @@ def _check_payload(text: str, segment: str, ctx: Context) -> None:
 
 def analyze_command(command: str, *, env: Mapping[str, str] | None = None) -> CommandAnalysis:
     """check_command with the details the approval policy needs."""
+    return _analyze(command, env, details=True)
+
+
+def _analyze(command: str, env: Mapping[str, str] | None, *, details: bool) -> CommandAnalysis:
+    """The check; with details, also whether the command is compound and its segments
+    (what the approval policy needs, and check_command does not)."""
     if len(command) > MAX_COMMAND_CHARS:
         return _parser_limit(f"more than {MAX_COMMAND_CHARS:,} characters")
     if len(command) > MAX_UNSEPARATED_CHARS and not _SEPARATOR_RE.search(command):
@@ -151,6 +157,11 @@ def analyze_command(command: str, *, env: Mapping[str, str] | None = None) -> Co
         return _parser_limit(str(exc))
     except RecursionError:
         return _parser_limit("nested too deeply")
+    verdict = _verdict(ctx.hits)
+    if verdict.level != "allow" and not verdict.segment:  # position-less findings
+        verdict = dataclasses.replace(verdict, segment=normalized.strip()[:200])
+    if not details:
+        return CommandAnalysis(verdict, normalized, (), False)
     commands = list(script.walk())
     compound = (
         len(commands) != 1
@@ -168,15 +179,12 @@ def analyze_command(command: str, *, env: Mapping[str, str] | None = None) -> Co
         )
     )
     segments = tuple(dict.fromkeys(s for s in ctx.segments if s))
-    verdict = _verdict(ctx.hits)
-    if verdict.level != "allow" and not verdict.segment:  # position-less findings
-        verdict = dataclasses.replace(verdict, segment=normalized.strip()[:200])
     return CommandAnalysis(verdict, normalized, segments, compound)
 
 
 def check_command(command: str, *, env: Mapping[str, str] | None = None) -> CommandVerdict:
     """Decide whether command may run: ``hardline``, ``approval`` or ``allow``."""
-    return analyze_command(command, env=env).verdict
+    return _analyze(command, env, details=False).verdict
 
 
 def save_blocked_script(command: str, home: HeraldHome) -> Path:

@@ -355,7 +355,12 @@ _HERALD_SHAPES = (("config", "set"), ("config", "edit"), ("web", "token"),
                   ("cron", "add"), ("kanban", "approve"))  # fmt: skip
 
 
+_SHAPE_HEADS = frozenset(shape[0] for shape in _HERALD_SHAPES)
+
+
 def looks_like_herald(args: Sequence[str]) -> bool:
+    if _SHAPE_HEADS.isdisjoint(args):  # no shape can start: most commands end here
+        return False
     argv, _ = herald_argv(args)
     positional = [a for a in argv if not a.startswith("-")]
     if tuple(positional[:2]) not in _HERALD_SHAPES:

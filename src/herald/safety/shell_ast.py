@@ -20,7 +20,7 @@ class ParseLimitError(Exception):
     """The command is too large or too deeply nested to analyse."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Budget:
     """Work counters shared by one check (all nesting levels)."""
 
@@ -44,7 +44,7 @@ class Budget:
             raise ParseLimitError(f"more than {MAX_TOKENS} words and operators")
 
 
-@dataclass
+@dataclass(slots=True)
 class Word:
     text: str  # value after quote removal and the expansions we could resolve
     raw: str  # the source spelling
@@ -56,7 +56,7 @@ class Word:
     subs: list[Script] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class Redirect:
     op: str
     fd: str
@@ -64,7 +64,7 @@ class Redirect:
     heredoc: str | None = None  # body of << and <<-
 
 
-@dataclass
+@dataclass(slots=True)
 class SimpleCommand:
     words: list[Word]
     assignments: list[Word]

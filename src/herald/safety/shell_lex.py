@@ -48,6 +48,9 @@ _OP_RE = re.compile(
     r"|(?P<ctl>;;&|;;|;&|&&|\|\||\|&|[;&|()])"
 )
 _BLANK_RE = re.compile(r"[ \t]+")
+# Where an operator can start (a redirection may start with its file descriptor): any
+# other character starts a word, so the operator pattern is not tried there.
+_OP_START = frozenset("0123456789;&|()<>")
 _PLAIN_RE = re.compile(r"[^\s\\'\"$`;&|<>()]+")
 _DQ_PLAIN_RE = re.compile(r"[^\"\\$`]+")
 _SQ_CONTENT_RE = re.compile(r"[^\\']+|\\.", re.S)
@@ -180,7 +183,7 @@ class _Parser:
                 self._add_word(Word(text=src[pos:end], raw=src[pos:end], dynamic=True), pos, end)
                 pos = end
                 continue
-            m = _OP_RE.match(src, pos)
+            m = _OP_RE.match(src, pos) if c in _OP_START else None
             if m is not None:
                 if m.group("redir"):
                     self._redirect(m.group("redir"), m.group("fd") or "", pos, m.end())
