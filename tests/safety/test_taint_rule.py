@@ -93,7 +93,7 @@ CASES = [
     (
         "url the owner gave, also on the page",
         "http://blog.invalid/post",
-        BASE + [Evidence("see http://blog.invalid/post", WEB)],
+        [*BASE, Evidence("see http://blog.invalid/post", WEB)],
         None,
     ),
     ("short substring is ignored", "soup", BASE, None),

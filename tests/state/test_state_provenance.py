@@ -7,9 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from tests.state.test_state_schema import build_v1
 
 from herald.state import StateStore
-from tests.state.test_state_schema import build_v1
 
 
 def test_provenance_round_trips_and_defaults_by_role(tmp_path: Path) -> None:
