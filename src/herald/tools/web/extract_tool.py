@@ -8,6 +8,7 @@ text is capped at `web.extract_max_chars`.
 
 from __future__ import annotations
 
+from herald.tools.consequence import url_sends_data
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext
 from herald.tools.web.common import TOOLSET, UNTRUSTED_NOTE, scrub, web_config
@@ -49,7 +50,14 @@ def _cap(text: str, limit: int) -> tuple[str, str | None]:
     return text[:cut], f"[text cut at {cut:,} of {len(text):,} characters]"
 
 
-@tool(toolset=TOOLSET, parallel_safe=True, max_result_chars=50_000)
+@tool(
+    toolset=TOOLSET,
+    parallel_safe=True,
+    max_result_chars=50_000,
+    controls=("url",),
+    consequential=True,
+    consequence=url_sends_data,
+)
 def web_extract(ctx: ToolContext, url: str) -> str:
     """Fetch an http(s) URL and return its readable text (HTML as markdown with links;
     text and JSON as-is)."""
