@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from herald.providers.message import Message
 from herald.safety.provenance import (
     OWNER,
+    TRUSTED,
     fence,
     is_fenced,
     is_untrusted,
@@ -42,7 +43,11 @@ log = logging.getLogger(__name__)
 
 
 def user_provenance(options: AgentOptions) -> str:
-    """Who the turn's words are from."""
+    """Who the turn's words are from. A reviewer's or sub-agent's task is Herald's own
+    text (written from its parent's conversation, whose evidence the taint check reads
+    first), so it is trusted: it clears nothing the parent's untrusted content said."""
+    if options.source == "review" or options.delegated:
+        return TRUSTED
     if options.source == "webhook":
         route = (options.origin or "webhook").split(":", 1)[-1] or "webhook"
         return untrusted(f"webhook:{route}")

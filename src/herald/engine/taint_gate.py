@@ -48,15 +48,47 @@ def session_evidence(ctx: TurnContext) -> list[Evidence]:
     (archived ones included, so a compression does not lose who said what) except the
     model's own messages, then the values the owner approved."""
     evidence: list[Evidence] = []
+    # A reviewer or sub-agent works from its parent's conversation: the parent's evidence
+    # (and its parent's) comes first, so a value copied from the parent's untrusted
+    # content into the child's task is still untrusted in the child.
+    for session_id in reversed(_lineage(ctx)):
+        evidence.extend(_rows(ctx, session_id))
     if ctx.session.system_prompt:
         evidence.append(Evidence(ctx.session.system_prompt, "trusted"))
-    for row in ctx.store.get_messages(ctx.session_id, include_inactive=True):
-        if row.role == "assistant" or not isinstance(row.content, str):
-            continue
-        evidence.append(Evidence(row.content, getattr(row, "provenance", "trusted")))
+    evidence.extend(_rows(ctx, ctx.session_id))
     approvals = ctx.tool_context.own(OwnerApprovals).texts
     evidence.extend(Evidence(text, OWNER) for text in approvals)
     return evidence
+
+
+MAX_ANCESTORS = 4
+
+
+def _lineage(ctx: TurnContext) -> list[str]:
+    """The ancestors of this session, nearest first (a review of a sub-agent's session
+    reaches its grandparent)."""
+    found: list[str] = []
+    parent = ctx.options.parent_session_id
+    while parent and parent not in found and len(found) < MAX_ANCESTORS:
+        found.append(parent)
+        record = ctx.store.get_session(parent)
+        parent = getattr(record, "parent_id", None) if record is not None else None
+    return found
+
+
+def _rows(ctx: TurnContext, session_id: str) -> list[Evidence]:
+    """A session's stored rows as evidence, archived ones included, the model's own left
+    out (a model repeating a value proves nothing either way)."""
+    try:
+        rows = ctx.store.get_messages(session_id, include_inactive=True)
+    except Exception:  # an ancestor in another profile's store: its own check held there
+        log.debug("no evidence from session %s", session_id, exc_info=True)
+        return []
+    return [
+        Evidence(row.content, getattr(row, "provenance", "trusted"))
+        for row in rows
+        if row.role != "assistant" and isinstance(row.content, str)
+    ]
 
 
 def _arguments(spec: ToolSpec, call: ToolCall) -> dict[str, Any] | None:
