@@ -116,7 +116,7 @@ def test_unattended_values_from_the_page_are_refused_and_the_owners_write_runs(
     for refusal, argument in zip(refusals, ("path", "url", "command"), strict=True):
         assert "Not run" in refusal and f"`{argument}`" in refusal, refusal
         assert f"web:{names['page_url']}" in refusal
-        assert "no one can approve it here" in refusal
+        assert "the owner is not here to approve it" in refusal
 
     # The owner's own request ran: their path, the page's text as data.
     written = Path(names["owner_path"]).read_text()

@@ -125,7 +125,15 @@ def taint_gate(ctx: TurnContext, call: ToolCall) -> ToolResult | None:
         "taint check on %s.%s: %s (%s)", call.name, taint.argument, decision.outcome, taint.source
     )
     if not decision.allowed:
-        ctx.callbacks.status(f"{call.name} refused: {taint.argument} came from {taint.source}")
+        how = (
+            "; to allow it, name the value in your own message or run attended and approve it"
+            if decision.source == "unattended"
+            else ""
+        )
+        ctx.callbacks.status(
+            f"{call.name} refused: its {taint.argument} came from untrusted content "
+            f"({taint.source}){how}"
+        )
         return ToolResult(sanitize_error(refusal_text(taint, decision, tool_ctx.surface)), True)
     tool_ctx.own(OwnerApprovals).texts.append(str(args.get(taint.argument)))
     _attribute(spec, call, args, taint)
