@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from herald.testing.fake_llm import Reply
 from tests.engine.test_taint_memory import registry_with_inbox
+
+from herald.testing.fake_llm import Reply
 
 TOOLS = ("read_inbox", "session_search", "write_file")
 
