@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from herald.safety import strip_structure_tags
+from herald.safety.provenance import untrusted
 from herald.tools.change_intent import change_intent
 from herald.tools.coercion import coerce_arguments
 from herald.tools.hooks import ToolHooks, Veto
@@ -138,13 +139,30 @@ def check_path_arguments(
 ) -> None:
     """`reads`/`writes` must name arguments the tool has: a misspelt one would let a
     writer run beside a call on the same path (a bug in the tool, caught at declaration)."""
+    _check_named_arguments(name, parameters, "reads/writes", {*reads, *writes})
+
+
+def check_trust_declaration(
+    name: str, parameters: Any, controls: Iterable[str], untrusted: str | None
+) -> None:
+    """`controls` must name arguments the tool has (a misspelt one would leave the real
+    control argument unchecked), and `untrusted` must be a source label ``kind:name``."""
+    _check_named_arguments(name, parameters, "controls", set(controls))
+    if untrusted is not None and not re.fullmatch(r"[a-z]+:\S+", untrusted):
+        raise ValueError(
+            f"tool {name!r}: untrusted={untrusted!r} is not a provenance source; "
+            "write it as kind:name, for example 'plugin:mytool'"
+        )
+
+
+def _check_named_arguments(name: str, parameters: Any, label: str, named: set[str]) -> None:
     known = (
         set((parameters or {}).get("properties") or {}) if isinstance(parameters, dict) else set()
     )
-    unknown = sorted({*reads, *writes} - known)
+    unknown = sorted(named - known)
     if unknown:
         raise ValueError(
-            f"tool {name!r}: reads/writes name {', '.join(map(repr, unknown))}, which "
+            f"tool {name!r}: {label} name {', '.join(map(repr, unknown))}, which "
             f"{'is not an argument' if len(unknown) == 1 else 'are not arguments'} of the tool "
             f"(its arguments: {', '.join(sorted(known)) or 'none'})"
         )
@@ -166,6 +184,32 @@ class ToolSpec:
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     # Rebuilds the tool's per-agent state from a resumed transcript.
     restore_fn: Callable[[list[dict[str, Any]], ToolContext], None] | None = None
+    # Control and data (DESIGN invariant 18, herald.safety.taint): the arguments whose
+    # values decide where the action goes (a path, a command, a URL, a recipient); a
+    # consequential tool's control values may not come from untrusted content without the
+    # owner. Arguments not named here are data and may carry untrusted text freely.
+    controls: tuple[str, ...] = ()
+    consequential: bool = False
+    # A provenance source ("plugin:<name>") when this tool's results are untrusted content.
+    untrusted: str | None = None
+    # For a consequential tool, whether one call is (terminal: not for a command known to
+    # be read-only; web_extract: only when the URL carries a query). None: every call.
+    consequence: Callable[[dict[str, Any], ToolContext], bool] | None = None
+    # Arguments whose text is kept for later sessions (a memory entry, a skill): when the
+    # owner approves one taken from untrusted content, it is stored with its source.
+    attributed: tuple[str, ...] = ()
+
+    def is_consequential(self, args: dict[str, Any], ctx: ToolContext) -> bool:
+        """Whether this call, with these arguments, needs the taint check."""
+        if not self.consequential:
+            return False
+        if self.consequence is None:
+            return True
+        try:
+            return bool(self.consequence(args, ctx))
+        except Exception:  # a predicate that cannot answer counts the call as consequential
+            log.debug("consequence check of %s failed", self.name, exc_info=True)
+            return True
 
     @property
     def path_scopes(self) -> tuple[PathScope, ...]:
@@ -202,6 +246,10 @@ class ToolSpec:
 class ToolResult:
     content: str
     is_error: bool = False
+    # Where the content came from when it is not Herald's own side: "untrusted:<source>"
+    # (herald.safety.provenance). A handler returns a ToolResult with it (web_extract
+    # names the page); a tool declared ``untrusted=`` gets its source on every result.
+    provenance: str | None = None
 
 
 class ToolArgumentError(ValueError):
@@ -271,11 +319,15 @@ class ToolRegistry:
         writes: Iterable[str] = (),
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         restore_fn: Callable[[list[dict[str, Any]], ToolContext], None] | None = None,
+        controls: Iterable[str] = (),
+        consequential: bool = False,
+        untrusted: str | None = None,
     ) -> ToolSpec:
         """A tool declared from a schema dict (a memory provider's, a test's); built-in
         tools use `@tool` on a typed function instead."""
-        reads, writes = tuple(reads), tuple(writes)
+        reads, writes, controls = tuple(reads), tuple(writes), tuple(controls)
         check_path_arguments(name, schema.get("parameters"), reads, writes)
+        check_trust_declaration(name, schema.get("parameters"), controls, untrusted)
         if max_result_chars < 1:
             raise ValueError(f"max_result_chars for {name!r} must be positive")
         spec = ToolSpec(
@@ -290,6 +342,9 @@ class ToolRegistry:
             writes=writes,
             max_result_chars=max_result_chars,
             restore_fn=restore_fn,
+            controls=controls,
+            consequential=consequential,
+            untrusted=untrusted,
         )
         with self._lock:
             self._tools[name] = spec
@@ -368,7 +423,7 @@ class ToolRegistry:
         notice = _checkpoint_first(spec, args, ctx)
         result = self._run_handler(spec, args, ctx)
         if notice is not None:
-            result = ToolResult(f"{result.content}\n[{notice}]", result.is_error)
+            result = ToolResult(f"{result.content}\n[{notice}]", result.is_error, result.provenance)
         if run_hooks:
             self.hooks.run_post(name, args, result, ctx)
         return result
@@ -376,24 +431,28 @@ class ToolRegistry:
     def _run_handler(self, spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
             value = spec.handler(args, ctx)
-        except ToolArgumentError as exc:
+        except ToolArgumentError as exc:  # Herald's own words (a refusal, a bad argument)
             return ToolResult(sanitize_error(str(exc)), True)
         except Exception as exc:  # a tool bug must not end the turn
             log.debug("tool %s raised", spec.name, exc_info=True)
             return ToolResult(
                 sanitize_error(f"{spec.name} failed: {type(exc).__name__}: {exc}"), True
             )
+        # What an untrusted tool returns, result or error, is its source's words.
+        provenance = untrusted(spec.untrusted) if spec.untrusted is not None else None
         if isinstance(value, ToolResult):  # a handler may report its own error
+            provenance = value.provenance or provenance
             if value.is_error:
                 body = value.content.removeprefix(ERROR_PREFIX)
-                return ToolResult(sanitize_error(body), True)
+                return ToolResult(sanitize_error(body), True, provenance)
             value = value.content
         text = to_result_text(value)
         home_root = ctx.home.root if ctx.home is not None else None
         return ToolResult(
             limit_result(
                 text, tool=spec.name, max_result_chars=spec.max_result_chars, home_root=home_root
-            )
+            ),
+            provenance=provenance,
         )
 
 
