@@ -25,6 +25,7 @@ CAPABILITY_MODULES: tuple[str, ...] = (
     "herald.tools.terminal",
     "herald.tools.process",
     "herald.tools.web",
+    "herald.tools.execute_code",
     "herald.skills.tools",
     "herald.memory.session_search",
     "herald.memory.tool",

@@ -15,6 +15,7 @@ from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_cron import CronConfig
 from herald.config.schema_delegation import DelegationConfig
+from herald.config.schema_execute_code import ExecuteCodeConfig
 from herald.config.schema_gateway import GatewayConfig
 from herald.config.schema_identities import IdentityConfig, check_identities
 from herald.config.schema_kanban import KanbanConfig
@@ -169,6 +170,7 @@ class HeraldConfig(StrictModel):
     guardrails: GuardrailsConfig = Field(default_factory=GuardrailsConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     web: WebConfig = Field(default_factory=WebConfig)
+    execute_code: ExecuteCodeConfig = Field(default_factory=ExecuteCodeConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     skills: SkillsConfig = Field(default_factory=SkillsConfig)

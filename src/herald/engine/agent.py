@@ -45,6 +45,7 @@ from herald.engine.session import (
     update_meta,
 )
 from herald.engine.spend import SideCallRefused, check_side_call
+from herald.engine.tool_round import NestedToolCalls
 from herald.engine.transcript import PersistenceError
 from herald.engine.turn import Background, run_turn
 from herald.engine.turn_context import (
@@ -402,6 +403,7 @@ class Agent(RuntimeParts):
             make_reviewer=self.fork,
         )
         tool_context.parent_request = functools.partial(request_snapshot, ctx)
+        tool_context.nested_tools = NestedToolCalls(ctx)
         return ctx
 
     def fork(self, options: AgentOptions) -> Agent:

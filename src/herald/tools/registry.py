@@ -46,7 +46,13 @@ if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.environments import Environment
     from herald.safety import ApprovalPrompt
-    from herald.tools.ports import ChangeGuard, HistoryStore, MemoryHandle, RequestSnapshot
+    from herald.tools.ports import (
+        ChangeGuard,
+        HistoryStore,
+        MemoryHandle,
+        NestedTools,
+        RequestSnapshot,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +118,10 @@ class ToolContext:
     # Filled per turn by the engine: the checkpoint step `dispatch` runs before a call
     # that may change files (herald.checkpoints); None = no checkpoints (tests, MCP).
     checkpoint: ChangeGuard | None = None
+    # Filled per turn by the engine: this turn's tools for a tool that calls others on
+    # the model's behalf (execute_code), through the turn's own dispatch path and gates;
+    # None outside a turn, where such a tool refuses to run.
+    nested_tools: NestedTools | None = None
     # A delegated sub-agent's context (herald.delegation): Herald's admin commands and
     # nested agents are refused from it, whoever would approve them.
     delegated: bool = False
