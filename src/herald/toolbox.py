@@ -26,6 +26,7 @@ CAPABILITY_MODULES: tuple[str, ...] = (
     "herald.tools.process",
     "herald.tools.web",
     "herald.tools.execute_code",
+    "herald.tools.browser",
     "herald.skills.tools",
     "herald.memory.session_search",
     "herald.memory.tool",

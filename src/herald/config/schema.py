@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from herald.config.schema_browser import BrowserConfig
 from herald.config.schema_budget import BudgetConfig, ModelPricing
 from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.schema_context import ContextConfig
@@ -171,6 +172,7 @@ class HeraldConfig(StrictModel):
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     web: WebConfig = Field(default_factory=WebConfig)
     execute_code: ExecuteCodeConfig = Field(default_factory=ExecuteCodeConfig)
+    browser: BrowserConfig = Field(default_factory=BrowserConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     skills: SkillsConfig = Field(default_factory=SkillsConfig)

@@ -612,6 +612,7 @@ class Agent(RuntimeParts):
         self.client.close()
         if self._aux is not None:
             self._aux.close()
+        self.tool_context.close_owned()  # a browser, before the environment it writes to
         environment = self.tool_context.environment
         if environment is not None:
             environment.close()

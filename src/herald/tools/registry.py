@@ -126,6 +126,19 @@ class ToolContext:
     # nested agents are refused from it, whoever would approve them.
     delegated: bool = False
 
+    def close_owned(self) -> None:
+        """The agent is done: release what the tools' per-agent state holds (a browser).
+        Each value with a `close()` is closed once; a failure is logged, never raised."""
+        with _OWN_LOCK:
+            values = list(self._owned.values())
+        for value in values:
+            close = getattr(value, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:
+                    log.warning("closing %s failed", type(value).__name__, exc_info=True)
+
     def own(self, kind: type[S]) -> S:
         """This agent's instance of `kind`, a tool's private per-agent state (its class
         is the key, so the state is typed and no two tools can collide on a name). It is
