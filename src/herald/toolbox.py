@@ -27,6 +27,7 @@ CAPABILITY_MODULES: tuple[str, ...] = (
     "herald.tools.web",
     "herald.tools.execute_code",
     "herald.tools.browser",
+    "herald.tools.vision",
     "herald.skills.tools",
     "herald.memory.session_search",
     "herald.memory.tool",

@@ -99,6 +99,10 @@ def chat(
         str | None, typer.Option("--query", "-q", help="run one turn with TEXT and exit")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the turn result as JSON")] = False,
+    image: Annotated[
+        list[str] | None,
+        typer.Option("--image", "-i", help="attach an image file to -q TEXT (repeatable)"),
+    ] = None,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -124,11 +128,18 @@ def chat(
     if query is None:
         if as_json:
             fail("--json needs -q TEXT")
+        if image:
+            fail("--image needs -q TEXT (in the chat, attach one with /image PATH)")
         _chat_repl(ctx, resume=resume, max_iterations=max_iterations)
         return
     settings = load(ctx)
     code = run_oneshot(
-        settings, query, as_json=as_json, resume=resume, max_iterations=max_iterations
+        settings,
+        query,
+        as_json=as_json,
+        resume=resume,
+        max_iterations=max_iterations,
+        images=image or (),
     )
     raise typer.Exit(code)
 

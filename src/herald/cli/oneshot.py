@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from herald.cli.common import (
     EXIT_INTERRUPTED,
@@ -87,6 +88,20 @@ def exit_code_for(result: TurnResult) -> int:
     return EXIT_TURN_FAILED
 
 
+def attach_images(agent: Any, paths: Sequence[str]) -> list[Any]:
+    """The images for a turn, each stored under the home; a bad one ends the command with
+    what is wrong with it (before anything is sent)."""
+    from herald.providers.images import ImageError
+
+    refs = []
+    for path in paths:
+        try:
+            refs.append(agent.attach_image(path))
+        except ImageError as exc:
+            fail(f"cannot attach {path}: {exc}")
+    return refs
+
+
 def run_oneshot(
     settings: Settings,
     query: str,
@@ -94,6 +109,7 @@ def run_oneshot(
     as_json: bool = False,
     resume: str | None = None,
     max_iterations: int | None = None,
+    images: Sequence[str] = (),
 ) -> int:
     from herald.engine import AgentOptions
     from herald.safety import redact
@@ -122,8 +138,12 @@ def run_oneshot(
             else None
         )
         try:
+            attached = attach_images(agent, images)
             handle = agent.start_turn(
-                query, callbacks=_status_callbacks(attended=attended), humans=humans
+                query,
+                callbacks=_status_callbacks(attended=attended),
+                humans=humans,
+                images=attached,
             )
             channel.turn = handle
             result = wait_interruptibly(handle)

@@ -27,6 +27,7 @@ from herald.config.schema_plugins import PluginsConfig
 from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
 from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
+from herald.config.schema_vision import VisionConfig
 from herald.config.schema_web import WebConfig
 from herald.config.strict import StrictModel, renamed_key
 
@@ -173,6 +174,7 @@ class HeraldConfig(StrictModel):
     web: WebConfig = Field(default_factory=WebConfig)
     execute_code: ExecuteCodeConfig = Field(default_factory=ExecuteCodeConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)
+    vision: VisionConfig = Field(default_factory=VisionConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     skills: SkillsConfig = Field(default_factory=SkillsConfig)

@@ -65,7 +65,11 @@ def prologue(ctx: TurnContext) -> None:
         contexts = ctx.hooks.context_for(notify, user_text=text, session_id=ctx.session_id)
         if contexts:
             api_content = with_context(api_content or text, contexts)
-    ctx.transcript.append({"role": "user", "content": text}, api_content=api_content)
+    stored = ctx.transcript.append({"role": "user", "content": text}, api_content=api_content)
+    if ctx.user_images:
+        from herald.engine.images import remember_images
+
+        remember_images(ctx, stored)
     relieve_pressure(ctx)  # preflight: a resumed or grown session may be too big
 
 

@@ -122,6 +122,9 @@ class ToolContext:
     # the model's behalf (execute_code), through the turn's own dispatch path and gates;
     # None outside a turn, where such a tool refuses to run.
     nested_tools: NestedTools | None = None
+    # Filled per turn by the engine: one call to the auxiliary model (under the spending
+    # caps) with OpenAI-chat messages that may carry images; vision_analyze uses it.
+    look: Callable[[list[dict[str, Any]]], str] | None = None
     # A delegated sub-agent's context (herald.delegation): Herald's admin commands and
     # nested agents are refused from it, whoever would approve them.
     delegated: bool = False
