@@ -85,6 +85,26 @@ def test_state_db_keeps_a_reference_not_the_bytes(make_agent, fake_llm, tmp_path
     }
 
 
+def test_the_request_split_counts_an_image_as_its_token_estimate(make_agent, fake_llm, tmp_path):
+    """The split (and the spending caps that read it) counts an image as the ~1,600
+    tokens providers bill for it, not as its base64 length."""
+    from herald.providers.images import IMAGE_CHARS_ESTIMATE
+
+    fake_llm.enqueue(Reply.text("noise"))
+    agent = make_agent(config=SEES)
+    noisy = tmp_path / "noise.png"
+    Image.effect_noise((600, 600), 90).convert("RGB").save(noisy)
+    ref = agent.attach_image(noisy)
+    assert ref.size > 100_000
+    agent.start_turn("what is this?", images=[ref]).result(timeout=30)
+    with sqlite3.connect(agent.runtime.home.state_db) as db:
+        (new_bytes, request_bytes) = db.execute(
+            "SELECT new_bytes, request_bytes FROM usage WHERE kind = 'main'"
+        ).fetchone()
+    assert IMAGE_CHARS_ESTIMATE <= new_bytes < IMAGE_CHARS_ESTIMATE + 1000
+    assert request_bytes < ref.size
+
+
 def test_a_resumed_session_sends_the_image_again(make_agent, fake_llm, tmp_path):
     fake_llm.enqueue(Reply.text("red"), Reply.text("still red"))
     first = make_agent(config=SEES)
