@@ -103,6 +103,14 @@ def chat(
         list[str] | None,
         typer.Option("--image", "-i", help="attach an image file to -q TEXT (repeatable)"),
     ] = None,
+    audio: Annotated[
+        str | None,
+        typer.Option("--audio", help="a voice note: its transcript is the message (or follows -q)"),
+    ] = None,
+    speech_out: Annotated[
+        str | None,
+        typer.Option("--speech-out", help="where a spoken reply is written (see voice.reply)"),
+    ] = None,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -125,7 +133,7 @@ def chat(
     from herald.cli.oneshot import run_oneshot
 
     ctx.find_root().obj["overrides"] = {"model": model, "provider": provider}
-    if query is None:
+    if query is None and audio is None:
         if as_json:
             fail("--json needs -q TEXT")
         if image:
@@ -135,11 +143,13 @@ def chat(
     settings = load(ctx)
     code = run_oneshot(
         settings,
-        query,
+        query or "",
         as_json=as_json,
         resume=resume,
         max_iterations=max_iterations,
         images=image or (),
+        audio=audio,
+        speech_out=speech_out,
     )
     raise typer.Exit(code)
 

@@ -110,10 +110,17 @@ def run_oneshot(
     resume: str | None = None,
     max_iterations: int | None = None,
     images: Sequence[str] = (),
+    audio: str | None = None,
+    speech_out: str | None = None,
 ) -> int:
     from herald.engine import AgentOptions
+    from herald.providers.voice import should_speak
     from herald.safety import redact
 
+    if audio is not None:
+        from herald.cli.voice_io import query_with_voice_note
+
+        query = query_with_voice_note(settings, query.strip() or None, audio)
     if not query.strip():
         fail('the query is empty: pass the text to send, e.g. herald chat -q "Say hello"')
     query = expand_skill_command(settings, query, ()) or query
@@ -166,6 +173,10 @@ def run_oneshot(
         write_stdout(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     elif result.final_text:
         write_stdout(result.final_text.rstrip() + "\n")
+    if result.final_text and should_speak(settings.config, heard_voice=audio is not None):
+        from herald.cli.voice_io import speak_reply
+
+        speak_reply(settings, result.final_text, speech_out)
     if not result.completed:
         why = result.error or result.exit_reason.value.replace("_", " ")
         err_console().print(

@@ -28,6 +28,7 @@ from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
 from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
 from herald.config.schema_vision import VisionConfig
+from herald.config.schema_voice import VoiceConfig
 from herald.config.schema_web import WebConfig
 from herald.config.strict import StrictModel, renamed_key
 
@@ -175,6 +176,7 @@ class HeraldConfig(StrictModel):
     execute_code: ExecuteCodeConfig = Field(default_factory=ExecuteCodeConfig)
     browser: BrowserConfig = Field(default_factory=BrowserConfig)
     vision: VisionConfig = Field(default_factory=VisionConfig)
+    voice: VoiceConfig = Field(default_factory=VoiceConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
