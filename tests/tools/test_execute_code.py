@@ -9,6 +9,7 @@ not offer, Herald's own config) is tried attended and unattended.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -309,6 +310,72 @@ def test_an_interrupt_stops_the_script_and_its_children(make_agent, fake_llm, tm
     while (_alive(script_pid) or _alive(child_pid)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(script_pid) and not _alive(child_pid)
+
+
+HERALD_LIKE = """
+import sys, threading
+sys.path.insert(0, {src!r})
+from herald.environments import LocalEnvironment
+from herald.tools.execute_code.channel import Limits, ScriptRun
+
+
+class NoTools:
+    def names(self):
+        return ()
+
+    def definition(self, name):
+        return None
+
+    def call(self, name, arguments):
+        raise AssertionError("no calls expected")
+
+
+run = ScriptRun(LocalEnvironment({work!r}), NoTools(), [], Limits(600, 1000, 1), threading.Event())
+run.run({code!r}, {work!r})
+"""
+
+
+def test_a_script_dies_with_the_herald_that_ran_it(tmp_path):
+    """kill -9 of Herald closes the script's channel; the runner then ends the script and
+    everything it started, instead of leaving them running unwatched."""
+    import signal
+    import subprocess
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir()
+    pids = work / "pids.json"
+    code = (
+        "import json, os, subprocess, time\n"
+        "child = subprocess.Popen(['sleep', '300'])\n"
+        f"open({str(pids)!r} + '.tmp', 'w').write(json.dumps([os.getpid(), child.pid]))\n"
+        f"os.replace({str(pids)!r} + '.tmp', {str(pids)!r})\n"
+        "time.sleep(300)\n"
+    )
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    script = tmp_path / "herald_like.py"
+    script.write_text(HERALD_LIKE.format(src=src, work=str(work), code=code))
+    herald = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
+    started: list[int] = []
+    try:
+        deadline = time.monotonic() + 30
+        while not pids.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = json.loads(pids.read_text())
+        assert all(_alive(pid) for pid in started)
+        os.kill(herald.pid, signal.SIGKILL)
+        herald.wait()
+        deadline = time.monotonic() + 10
+        while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(pid) for pid in started)
+    finally:  # whatever failed above, leave nothing running
+        for pid in [herald.pid, *started]:
+            try:
+                os.killpg(os.getpgid(pid), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        herald.wait()
 
 
 def test_outside_a_turn_execute_code_refuses(tmp_path):

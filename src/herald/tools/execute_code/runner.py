@@ -21,14 +21,17 @@ import io
 import json
 import keyword
 import os
+import queue
+import signal
 import sys
+import threading
 import traceback
 import types
 
 BOOT = globals().get("BOOT") or {}  # set by the bootstrap command
 _MARK = "\x1e" + str(BOOT.get("nonce", "")) + " "
 _LIMIT = int(BOOT.get("max_output_chars", 0))
-_rpc_in = sys.stdin
+_replies = queue.Queue()  # lines from Herald, read by _watch_herald
 _rpc_out = None  # the original stdout, kept for frames once the run starts
 _calls = [0]
 
@@ -71,7 +74,7 @@ def call(name, **arguments):
     _calls[0] += 1
     number = _calls[0]
     _send({"call": number, "tool": name, "args": arguments})
-    line = _rpc_in.readline()
+    line = _replies.get()
     if not line:
         raise SystemExit("herald_tools: Herald closed the channel (the run was stopped)")
     reply = json.loads(line)
@@ -80,6 +83,18 @@ def call(name, **arguments):
     if not reply.get("ok"):
         raise ToolError(reply.get("result", ""))
     return reply.get("result", "")
+
+
+def _watch_herald():
+    """Read Herald's replies; when the channel closes (Herald stopped the run, or died,
+    even by kill -9) end this script and every process it started."""
+    for line in sys.stdin:
+        _replies.put(line)
+    _replies.put("")
+    try:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    except OSError:
+        os._exit(137)
 
 
 def _make_tool(spec):
@@ -117,6 +132,7 @@ def _module():
 def main():
     global _rpc_out
     _rpc_out = os.fdopen(os.dup(1), "w", encoding="utf-8", errors="replace")
+    threading.Thread(target=_watch_herald, name="herald-channel", daemon=True).start()
     sys.modules["herald_tools"] = module = _module()
     capture = _Capture()
     sys.stdout = sys.stderr = capture
