@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from PIL import Image
 
@@ -71,3 +72,40 @@ def test_without_the_vision_extra_the_error_names_it(herald_home, fake_llm, tmp_
     )
     assert proc.returncode != 0 and "pip install 'herald[vision]'" in proc.stderr
     assert "Traceback" not in proc.stderr and fake_llm.model_requests() == []
+
+
+def test_the_repl_attaches_an_image_to_the_next_message(herald_home, fake_llm, tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    _sees_images(herald_home)
+    _ = Image.new("RGB", (64, 48), "blue").save(tmp_path / "blue.png")
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "herald"],
+        cwd=str(tmp_path),
+        env={**os.environ, "TERM": "dumb", "PROMPT_TOOLKIT_NO_CPR": "1"},
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 200),
+    )
+    try:
+        index = child.expect(["Herald — openai:fake-gpt", pexpect.EOF])
+        assert index == 0, child.before
+        child.sendline("/image missing.png")
+        child.expect("cannot attach missing.png")
+        child.sendline("/image blue.png")
+        child.expect(r"attached blue.png \(64×48\); it goes with your next message")
+        fake_llm.enqueue(Reply.text("A blue image."), Reply.text("Plain text now."))
+        child.sendline("what colour?")
+        child.expect("A blue image.")
+        child.sendline("and this?")
+        child.expect("Plain text now.")
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+    first, second = fake_llm.model_requests()
+    assert first.body["messages"][-1]["content"][1]["type"] == "image_url"
+    # The image stays on its own message in the next request, not on the new one.
+    assert second.body["messages"][-1] == {"role": "user", "content": "and this?"}
+    assert second.body["messages"][1] == first.body["messages"][1]
