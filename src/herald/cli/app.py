@@ -99,6 +99,18 @@ def chat(
         str | None, typer.Option("--query", "-q", help="run one turn with TEXT and exit")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the turn result as JSON")] = False,
+    image: Annotated[
+        list[str] | None,
+        typer.Option("--image", "-i", help="attach an image file to -q TEXT (repeatable)"),
+    ] = None,
+    audio: Annotated[
+        str | None,
+        typer.Option("--audio", help="a voice note: its transcript is the message (or follows -q)"),
+    ] = None,
+    speech_out: Annotated[
+        str | None,
+        typer.Option("--speech-out", help="where a spoken reply is written (see voice.reply)"),
+    ] = None,
     resume: Annotated[
         str | None,
         typer.Option(
@@ -121,14 +133,23 @@ def chat(
     from herald.cli.oneshot import run_oneshot
 
     ctx.find_root().obj["overrides"] = {"model": model, "provider": provider}
-    if query is None:
+    if query is None and audio is None:
         if as_json:
             fail("--json needs -q TEXT")
+        if image:
+            fail("--image needs -q TEXT (in the chat, attach one with /image PATH)")
         _chat_repl(ctx, resume=resume, max_iterations=max_iterations)
         return
     settings = load(ctx)
     code = run_oneshot(
-        settings, query, as_json=as_json, resume=resume, max_iterations=max_iterations
+        settings,
+        query or "",
+        as_json=as_json,
+        resume=resume,
+        max_iterations=max_iterations,
+        images=image or (),
+        audio=audio,
+        speech_out=speech_out,
     )
     raise typer.Exit(code)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from herald.cli.common import (
     EXIT_INTERRUPTED,
@@ -87,6 +88,20 @@ def exit_code_for(result: TurnResult) -> int:
     return EXIT_TURN_FAILED
 
 
+def attach_images(agent: Any, paths: Sequence[str]) -> list[Any]:
+    """The images for a turn, each stored under the home; a bad one ends the command with
+    what is wrong with it (before anything is sent)."""
+    from herald.providers.images import ImageError
+
+    refs = []
+    for path in paths:
+        try:
+            refs.append(agent.attach_image(path))
+        except ImageError as exc:
+            fail(f"cannot attach {path}: {exc}")
+    return refs
+
+
 def run_oneshot(
     settings: Settings,
     query: str,
@@ -94,10 +109,18 @@ def run_oneshot(
     as_json: bool = False,
     resume: str | None = None,
     max_iterations: int | None = None,
+    images: Sequence[str] = (),
+    audio: str | None = None,
+    speech_out: str | None = None,
 ) -> int:
     from herald.engine import AgentOptions
+    from herald.providers.voice import should_speak
     from herald.safety import redact
 
+    if audio is not None:
+        from herald.cli.voice_io import query_with_voice_note
+
+        query = query_with_voice_note(settings, query.strip() or None, audio)
     if not query.strip():
         fail('the query is empty: pass the text to send, e.g. herald chat -q "Say hello"')
     query = expand_skill_command(settings, query, ()) or query
@@ -122,8 +145,12 @@ def run_oneshot(
             else None
         )
         try:
+            attached = attach_images(agent, images)
             handle = agent.start_turn(
-                query, callbacks=_status_callbacks(attended=attended), humans=humans
+                query,
+                callbacks=_status_callbacks(attended=attended),
+                humans=humans,
+                images=attached,
             )
             channel.turn = handle
             result = wait_interruptibly(handle)
@@ -146,6 +173,10 @@ def run_oneshot(
         write_stdout(json.dumps(result.to_dict(), ensure_ascii=False, indent=2) + "\n")
     elif result.final_text:
         write_stdout(result.final_text.rstrip() + "\n")
+    if result.final_text and should_speak(settings.config, heard_voice=audio is not None):
+        from herald.cli.voice_io import speak_reply
+
+        speak_reply(settings, result.final_text, speech_out)
     if not result.completed:
         why = result.error or result.exit_reason.value.replace("_", " ")
         err_console().print(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from herald.cli.common import err_console
 from herald.cli.interaction import HumanChannel
@@ -46,6 +46,7 @@ class Repl:
         self.turn: TurnHandle | None = None
         self.watcher: threading.Thread | None = None
         self.queued: list[str] = []
+        self.images: list[Any] = []  # attached with /image, sent with the next message
         self.should_exit = False
 
     # ---- agent & turns ------------------------------------------------------------------
@@ -109,7 +110,10 @@ class Repl:
         humans = humans_for(
             self.channel, approval_timeout=self.settings.config.approvals.timeout_seconds
         )
-        self.turn = self.agent.start_turn(text, callbacks=self._callbacks(), humans=humans)
+        images, self.images = self.images, []
+        self.turn = self.agent.start_turn(
+            text, callbacks=self._callbacks(), humans=humans, images=images
+        )
         self.channel.turn = self.turn
         turn = self.turn
 
@@ -367,6 +371,21 @@ def _cmd_kanban(repl: Repl, arg: str) -> None:
         repl._print(f"  {line}")
 
 
+def _cmd_image(repl: Repl, arg: str) -> None:
+    from herald.providers.images import ImageError
+
+    if not arg:
+        repl._status("usage: /image PATH (the image goes with your next message)")
+        return
+    try:
+        ref = repl.agent.attach_image(arg.strip())
+    except ImageError as exc:
+        repl._print(f"cannot attach {arg.strip()}: {exc}", style="red")
+        return
+    repl.images.append(ref)
+    repl._status(f"attached {ref.name} ({ref.width}×{ref.height}); it goes with your next message")
+
+
 def _cmd_rollback(repl: Repl, arg: str) -> None:
     from herald.checkpoints import rollback_command
 
@@ -385,6 +404,7 @@ HANDLERS: dict[str, Callable[[Repl, str], None]] = {
     "agents": _cmd_agents,
     "kanban": _cmd_kanban,
     "rollback": _cmd_rollback,
+    "image": _cmd_image,
     "exit": _cmd_exit,
 }
 COMMANDS = {c.name: c for c in commands_for("cli")}

@@ -10,11 +10,13 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from herald.config.schema_browser import BrowserConfig
 from herald.config.schema_budget import BudgetConfig, ModelPricing
 from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.schema_context import ContextConfig
 from herald.config.schema_cron import CronConfig
 from herald.config.schema_delegation import DelegationConfig
+from herald.config.schema_execute_code import ExecuteCodeConfig
 from herald.config.schema_gateway import GatewayConfig
 from herald.config.schema_identities import IdentityConfig, check_identities
 from herald.config.schema_kanban import KanbanConfig
@@ -26,6 +28,8 @@ from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
 from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
 from herald.config.schema_trust import TrustConfig
+from herald.config.schema_vision import VisionConfig
+from herald.config.schema_voice import VoiceConfig
 from herald.config.schema_web import WebConfig
 from herald.config.strict import StrictModel, renamed_key
 
@@ -170,6 +174,10 @@ class HeraldConfig(StrictModel):
     guardrails: GuardrailsConfig = Field(default_factory=GuardrailsConfig)
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     web: WebConfig = Field(default_factory=WebConfig)
+    execute_code: ExecuteCodeConfig = Field(default_factory=ExecuteCodeConfig)
+    browser: BrowserConfig = Field(default_factory=BrowserConfig)
+    vision: VisionConfig = Field(default_factory=VisionConfig)
+    voice: VoiceConfig = Field(default_factory=VoiceConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
     skills: SkillsConfig = Field(default_factory=SkillsConfig)

@@ -14,8 +14,9 @@ import dataclasses
 import functools
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from herald.checkpoints import CheckpointService
@@ -45,6 +46,7 @@ from herald.engine.session import (
     update_meta,
 )
 from herald.engine.spend import SideCallRefused, check_side_call
+from herald.engine.tool_round import NestedToolCalls
 from herald.engine.transcript import PersistenceError
 from herald.engine.turn import Background, run_turn
 from herald.engine.turn_context import (
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
     from herald.environments import Environment
     from herald.memory import MemoryManager
     from herald.providers import AuxiliaryClient, ModelClient
+    from herald.providers.images import ImageRef
 
 log = logging.getLogger(__name__)
 
@@ -280,16 +283,20 @@ class Agent(RuntimeParts):
         callbacks: TurnCallbacks | None = None,
         humans: Humans | None = None,
         executor: Executor | None = None,
+        images: Sequence[ImageRef] = (),
     ) -> TurnHandle:
         """Run one turn on its own thread (or on ``executor``); the handle interrupts,
         steers and waits for it. Without ``humans`` the turn is unattended (approvals
         follow the unattended policy). One turn runs at a time per agent; a second
-        start waits for the first to end."""
+        start waits for the first to end. ``images`` (from `attach_image`) go with the
+        user's message."""
         handle = TurnHandle()
 
         def run() -> None:
             try:
-                result = self._run(text, handle.controls, callbacks or TurnCallbacks(), humans)
+                result = self._run(
+                    text, handle.controls, callbacks or TurnCallbacks(), humans, tuple(images)
+                )
             except BaseException as exc:  # handed to the caller through result()
                 handle._finish(None, exc)
                 return
@@ -328,7 +335,12 @@ class Agent(RuntimeParts):
                 self._pending_steer.append(text)
 
     def _run(
-        self, text: str, controls: TurnControls, callbacks: TurnCallbacks, humans: Humans | None
+        self,
+        text: str,
+        controls: TurnControls,
+        callbacks: TurnCallbacks,
+        humans: Humans | None,
+        images: tuple[ImageRef, ...] = (),
     ) -> TurnResult:
         with self._turn_lock:
             with self._controls_lock:
@@ -339,13 +351,18 @@ class Agent(RuntimeParts):
                     controls.steer.push(item)
                 self._pending_stop, self._pending_steer = False, []
             try:
-                return self._run_locked(text, controls, callbacks, humans)
+                return self._run_locked(text, controls, callbacks, humans, images)
             finally:
                 with self._controls_lock:
                     self._current = None
 
     def _run_locked(
-        self, text: str, controls: TurnControls, callbacks: TurnCallbacks, humans: Humans | None
+        self,
+        text: str,
+        controls: TurnControls,
+        callbacks: TurnCallbacks,
+        humans: Humans | None,
+        images: tuple[ImageRef, ...] = (),
     ) -> TurnResult:
         rt = self.runtime
         limit = rt.options.max_iterations or rt.config.agent.max_iterations
@@ -362,7 +379,7 @@ class Agent(RuntimeParts):
                 error=turn.error,
                 leftover_steer=controls.steer.close(),
             )
-        ctx = self._turn_context(text, controls, callbacks, humans)
+        ctx = self._turn_context(text, controls, callbacks, humans, images)
         result, background = run_turn(ctx, turn)
         self._background = Background(
             background.review or self._background.review,
@@ -376,6 +393,7 @@ class Agent(RuntimeParts):
         controls: TurnControls,
         callbacks: TurnCallbacks,
         humans: Humans | None,
+        images: tuple[ImageRef, ...] = (),
     ) -> TurnContext:
         rt = self.runtime
         assert rt.state.transcript is not None
@@ -387,6 +405,7 @@ class Agent(RuntimeParts):
             notify=callbacks.status,
             spawn_agent=self.spawn,
             checkpoint=self.checkpoints.turn(),
+            look=self._look,
         )
         ctx = TurnContext(
             runtime=rt,
@@ -399,9 +418,11 @@ class Agent(RuntimeParts):
             humans=humans,
             tool_context=tool_context,
             user_text=text,
+            user_images=images,
             make_reviewer=self.fork,
         )
         tool_context.parent_request = functools.partial(request_snapshot, ctx)
+        tool_context.nested_tools = NestedToolCalls(ctx)
         return ctx
 
     def fork(self, options: AgentOptions) -> Agent:
@@ -547,6 +568,20 @@ class Agent(RuntimeParts):
         except SideCallRefused as exc:
             raise JudgeSkipped(str(exc)) from None
 
+    def attach_image(self, path: str | Path) -> ImageRef:
+        """Keep an image the user attached under the home, fitted to `vision.*` limits,
+        for `start_turn(images=...)`; ImageError says what is wrong with it."""
+        from herald.providers.images import store_image
+
+        limits = self.config.vision
+        return store_image(
+            path, self.home.root, max_edge=limits.max_edge_px, max_bytes=limits.max_bytes
+        )
+
+    def _look(self, messages: list[dict[str, Any]]) -> str:
+        """vision_analyze's call: the auxiliary model, under the spending caps."""
+        return self._side_call(messages, "vision", max_tokens=1000, timeout=120)
+
     def _summarize(self, messages: list[dict[str, Any]]) -> str:
         """The compressor's summarizer (invariant 15: refused past a cap, the compressor
         falls back to its own summary)."""
@@ -563,6 +598,7 @@ class Agent(RuntimeParts):
         import time
 
         from herald.providers import estimate_cost
+        from herald.providers.images import content_chars
 
         aux = self._aux_client()
         refused = check_side_call(
@@ -571,7 +607,7 @@ class Agent(RuntimeParts):
             session_id=self.session_id,
             source=self.options.source,
             endpoint=(aux.endpoint.provider, aux.endpoint.model),
-            prompt_chars=sum(len(str(m.get("content") or "")) for m in messages),
+            prompt_chars=sum(content_chars(m.get("content")) for m in messages),
             max_output=max_tokens,
         )
         if refused is not None:
@@ -610,6 +646,7 @@ class Agent(RuntimeParts):
         self.client.close()
         if self._aux is not None:
             self._aux.close()
+        self.tool_context.close_owned()  # a browser, before the environment it writes to
         environment = self.tool_context.environment
         if environment is not None:
             environment.close()

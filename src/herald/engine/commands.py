@@ -60,6 +60,12 @@ COMMANDS: dict[str, CommandSpec] = {
             while_busy=True,
             surfaces=frozenset({"gateway"}),
         ),
+        CommandSpec(
+            "image",
+            "/image PATH",
+            "attach an image to your next message",
+            surfaces=frozenset({"cli"}),
+        ),
         CommandSpec("exit", "/exit", "leave Herald", while_busy=True, surfaces=frozenset({"cli"})),
     )
 }

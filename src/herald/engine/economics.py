@@ -2,7 +2,8 @@
 
 `measure_request` splits a request into the system prompt, the tool schemas, the
 history the previous request already sent, and the new content since then (bytes,
-and tokens estimated at 4 bytes each); the four parts sum to the request's size.
+and tokens estimated at 4 bytes each; an image counts as the ~1,600 tokens a provider
+bills for it, not its base64); the four parts sum to the request's size.
 `PrefixTracker` compares each request with the session's previous one: when the
 system prompt, the tools or an earlier message changed outside a compression or
 pruning (the transcript's `rewrites` counter moves for those), the provider's
@@ -17,13 +18,31 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from herald.providers.images import IMAGE_CHARS_ESTIMATE
+
 log = logging.getLogger(__name__)
 
 BYTES_PER_TOKEN = 4
+_DATA_IMAGE = "data:image/"
 
 
 def _size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if _DATA_IMAGE in text:  # an image counts as what a provider bills for it
+        text = json.dumps(_images_as_estimates(value), ensure_ascii=False, separators=(",", ":"))
+    return len(text.encode())
+
+
+def _images_as_estimates(value: Any) -> Any:
+    """`value` with each image data URL replaced by a placeholder the size of its token
+    estimate (its base64 is several times what the provider counts for it)."""
+    if isinstance(value, str) and value.startswith(_DATA_IMAGE):
+        return "i" * (IMAGE_CHARS_ESTIMATE * BYTES_PER_TOKEN // 4)
+    if isinstance(value, dict):
+        return {k: _images_as_estimates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_images_as_estimates(v) for v in value]
+    return value
 
 
 def _digest(value: Any) -> str:

@@ -6,6 +6,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from herald.context import rewrite_identity
+from herald.engine.images import META_IMAGES, expand_images
 from herald.providers.message import Message, to_api_messages
 from herald.tools import RequestSnapshot
 
@@ -17,12 +18,16 @@ def request_messages(ctx: TurnContext) -> list[dict[str, Any]]:
     """What the next request sends: the session's prompt and the history."""
     prompt = ctx.session.system_prompt
     assert prompt is not None
-    return assemble_messages(
+    history = ctx.transcript.messages
+    messages = assemble_messages(
         prompt,
-        ctx.transcript.messages,
+        history,
         session_identity=ctx.session.identity,
         active_identity=ctx.client.identity(),
     )
+    if ctx.session.meta.get(META_IMAGES):
+        messages = expand_images(ctx, messages, history)
+    return messages
 
 
 def request_snapshot(ctx: TurnContext) -> RequestSnapshot:

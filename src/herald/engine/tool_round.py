@@ -19,10 +19,12 @@ result of the round.
 from __future__ import annotations
 
 import contextvars
+import itertools
+import json
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from herald.engine.oversize import cut_tool_result, tool_result_cap
 from herald.engine.provenance import api_copy, result_provenance
@@ -101,6 +103,36 @@ def _dispatch_with_hooks(ctx: TurnContext, call: ToolCall) -> ToolResult:
         is_error=result.is_error,
     )
     return result
+
+
+class NestedToolCalls:
+    """This turn's tools for a tool that calls others on the model's behalf (the
+    `herald.tools.NestedTools` port, on `ToolContext.nested_tools`). A nested call runs
+    through `_run_one`, the path of a call in the model's own message: only tools this
+    turn offers, the plugins' pre/post hooks, then `ToolView.dispatch` (registry hooks,
+    checkpoint, the tool's own approval and write gates, with this turn's humans or none).
+    The surface sees each nested call start and end like any other."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, ctx: TurnContext) -> None:
+        self._ctx = ctx
+
+    def names(self) -> tuple[str, ...]:
+        return self._ctx.tools.names
+
+    def definition(self, name: str) -> dict[str, Any] | None:
+        spec = self._ctx.tools.spec(name)
+        return spec.definition()["function"] if spec is not None else None
+
+    def call(self, name: str, arguments: dict[str, Any]) -> ToolResult:
+        if self._ctx.cancel.is_set():
+            return ToolResult(sanitize_error(f"{name} was not run: the turn was interrupted"), True)
+        call = ToolCall(id=f"nested_{next(self._ids)}", name=name, arguments=json.dumps(arguments))
+        try:
+            return _run_one(self._ctx, call)
+        except Exception as exc:  # a surface callback failed: the call still gets a result
+            return _Round._failed(call, exc)
 
 
 class _Round:

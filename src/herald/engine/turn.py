@@ -70,9 +70,13 @@ def prologue(ctx: TurnContext) -> None:
         contexts = ctx.hooks.context_for(notify, user_text=text, session_id=ctx.session_id)
         if contexts:
             api_content = with_context(api_content or text, contexts)
-    ctx.transcript.append(
+    stored = ctx.transcript.append(
         {"role": "user", "content": text, "provenance": provenance}, api_content=api_content
     )
+    if ctx.user_images:
+        from herald.engine.images import remember_images
+
+        remember_images(ctx, stored)
     relieve_pressure(ctx)  # preflight: a resumed or grown session may be too big
 
 

@@ -206,6 +206,7 @@ class TurnContext(RuntimeParts):
     humans: Humans | None
     tool_context: ToolContext  # this turn's copy: its cancel event and its humans
     user_text: str = ""
+    user_images: tuple[Any, ...] = ()  # ImageRefs attached to the user's message
     make_reviewer: ReviewerFactory | None = None
 
     # ---- shorthands for the session (the runtime's parts come from RuntimeParts) ---------

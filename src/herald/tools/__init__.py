@@ -27,7 +27,13 @@ from herald.tools.guardrails import (
 )
 from herald.tools.hooks import HOOK_EVENTS, ToolHooks
 from herald.tools.planner import PARALLEL, SEQUENTIAL, canonical_path, plan_tool_batch
-from herald.tools.ports import ChangeGuard, HistoryStore, MemoryHandle, RequestSnapshot
+from herald.tools.ports import (
+    ChangeGuard,
+    HistoryStore,
+    MemoryHandle,
+    NestedTools,
+    RequestSnapshot,
+)
 from herald.tools.registry import (
     DEFAULT_MAX_RESULT_CHARS,
     ERROR_PREFIX,
@@ -74,6 +80,7 @@ __all__ = [
     "GuardrailDecision",
     "HistoryStore",
     "MemoryHandle",
+    "NestedTools",
     "PathScope",
     "RequestSnapshot",
     "ToolArgumentError",

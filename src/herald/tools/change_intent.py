@@ -40,6 +40,8 @@ def change_intent(name: str, writes: Sequence[str], args: dict[str, Any]) -> Cha
         if not isinstance(command, str) or command_may_write(command):
             return ChangeIntent(name, command if isinstance(command, str) else "")
         return None
+    if name == "execute_code":  # a script can write files itself, not only through tools
+        return ChangeIntent(name, str(args.get("code") or ""))
     if name == "process" and args.get("action") == "write":
         # Input to a background shell is a command we cannot see whole: always may write.
         return ChangeIntent(name, str(args.get("input") or ""))

@@ -48,6 +48,21 @@ class ChangeGuard(Protocol):
         ...
 
 
+class NestedTools(Protocol):
+    """This turn's tools as a tool calling others on the model's behalf sees them
+    (execute_code's script; the engine's `NestedToolCalls` is the one there is). A call
+    takes the same path as one in the model's own message: the offered-tools check, the
+    plugins' and the registry's hooks, the checkpoint step and the tool's own gates."""
+
+    def names(self) -> tuple[str, ...]: ...
+
+    def definition(self, name: str) -> dict[str, Any] | None: ...
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Run one call; returns a `herald.tools.ToolResult` (never raises)."""
+        ...
+
+
 class MemoryHandle(Protocol):
     """The agent's memory manager, as tools reach it."""
 
@@ -65,4 +80,4 @@ class RequestSnapshot:
     tools: tuple[dict[str, Any], ...]
 
 
-__all__ = ["ChangeGuard", "HistoryStore", "MemoryHandle", "RequestSnapshot"]
+__all__ = ["ChangeGuard", "HistoryStore", "MemoryHandle", "NestedTools", "RequestSnapshot"]

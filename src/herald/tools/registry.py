@@ -47,7 +47,13 @@ if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets
     from herald.environments import Environment
     from herald.safety import ApprovalPrompt
-    from herald.tools.ports import ChangeGuard, HistoryStore, MemoryHandle, RequestSnapshot
+    from herald.tools.ports import (
+        ChangeGuard,
+        HistoryStore,
+        MemoryHandle,
+        NestedTools,
+        RequestSnapshot,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -113,9 +119,29 @@ class ToolContext:
     # Filled per turn by the engine: the checkpoint step `dispatch` runs before a call
     # that may change files (herald.checkpoints); None = no checkpoints (tests, MCP).
     checkpoint: ChangeGuard | None = None
+    # Filled per turn by the engine: this turn's tools for a tool that calls others on
+    # the model's behalf (execute_code), through the turn's own dispatch path and gates;
+    # None outside a turn, where such a tool refuses to run.
+    nested_tools: NestedTools | None = None
+    # Filled per turn by the engine: one call to the auxiliary model (under the spending
+    # caps) with OpenAI-chat messages that may carry images; vision_analyze uses it.
+    look: Callable[[list[dict[str, Any]]], str] | None = None
     # A delegated sub-agent's context (herald.delegation): Herald's admin commands and
     # nested agents are refused from it, whoever would approve them.
     delegated: bool = False
+
+    def close_owned(self) -> None:
+        """The agent is done: release what the tools' per-agent state holds (a browser).
+        Each value with a `close()` is closed once; a failure is logged, never raised."""
+        with _OWN_LOCK:
+            values = list(self._owned.values())
+        for value in values:
+            close = getattr(value, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:
+                    log.warning("closing %s failed", type(value).__name__, exc_info=True)
 
     def own(self, kind: type[S]) -> S:
         """This agent's instance of `kind`, a tool's private per-agent state (its class

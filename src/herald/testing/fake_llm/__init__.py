@@ -9,12 +9,20 @@ SDK clients can be exercised end to end without mocking the model.
 
 from herald.testing.fake_llm.loader import ScriptError, load_script, parse_script
 from herald.testing.fake_llm.recording import RecordedRequest
-from herald.testing.fake_llm.script import DEFAULT_TEXT, FakeUsage, Fault, Reply, ToolCallSpec
+from herald.testing.fake_llm.script import (
+    DEFAULT_TEXT,
+    AudioScript,
+    FakeUsage,
+    Fault,
+    Reply,
+    ToolCallSpec,
+)
 from herald.testing.fake_llm.server import DEFAULT_MODELS, FakeLLMServer, RequestHandlerFn
 
 __all__ = [
     "DEFAULT_MODELS",
     "DEFAULT_TEXT",
+    "AudioScript",
     "FakeLLMServer",
     "FakeUsage",
     "Fault",

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from herald.testing.fake_llm.anthropic_wire import AnthropicWire
 from herald.testing.fake_llm.openai_wire import OpenAIWire
 from herald.testing.fake_llm.recording import ApiName, RecordedRequest
-from herald.testing.fake_llm.script import DEFAULT_TEXT, Action, Fault, Reply
+from herald.testing.fake_llm.script import DEFAULT_TEXT, Action, AudioScript, Fault, Reply
 from herald.testing.fake_llm.wire_common import ErrorResponse, Frame, WireFormat, dumps
 from herald.testing.stoppable_server import StoppableHTTPServer
 
@@ -35,6 +35,8 @@ def route(method: str, path: str) -> ApiName | None:
         return "anthropic"
     if method == "GET" and (bare == "/models" or bare.startswith("/models/")):
         return "models"
+    if method == "POST" and bare in ("/audio/transcriptions", "/audio/speech"):
+        return "audio"
     return None
 
 
@@ -42,6 +44,7 @@ class ScriptedModel(Protocol):
     """What a handler uses of its `FakeLLMServer` (the server's owner)."""
 
     stop_event: threading.Event
+    audio: AudioScript
 
     def record(self, request: RecordedRequest) -> None: ...
 
@@ -122,6 +125,9 @@ class FakeLLMRequestHandler(BaseHTTPRequestHandler):
         if api == "models":
             self._answer_models(request)
             return
+        if api == "audio":
+            self._answer_audio(request)
+            return
         wire = WIRES[api]
         if body is None:
             self._send_error(wire.bad_request("The request body is not a valid JSON object."), wire)
@@ -148,6 +154,17 @@ class FakeLLMRequestHandler(BaseHTTPRequestHandler):
             self._send_json(200, wire.model(model_id), wire)
         else:
             self._send_error(wire.not_found(f"The model `{model_id}` does not exist."), wire)
+
+    def _answer_audio(self, request: RecordedRequest) -> None:
+        """OpenAI's speech endpoints: a transcript as JSON, or audio bytes."""
+        wire = WIRES["openai"]
+        audio = self.server.owner.audio
+        if not audio.enabled:
+            self._send_error(wire.not_found(f"Unknown request URL: POST {request.path}."), wire)
+        elif request.path.endswith("/transcriptions"):
+            self._send_json(200, {"text": audio.transcript}, wire)
+        else:
+            self._send_bytes(200, audio.speech, wire, {"content-type": "audio/mpeg"})
 
     # -- replies and faults ----------------------------------------------------
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-ApiName = Literal["openai", "anthropic", "models"]
+ApiName = Literal["openai", "anthropic", "models", "audio"]
 
 
 def _flatten_text(content: Any) -> str:

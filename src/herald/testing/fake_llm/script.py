@@ -71,6 +71,16 @@ class FakeUsage:
         return max(0, self.prompt_tokens - self.cache_read_tokens - self.cache_write_tokens)
 
 
+@dataclass
+class AudioScript:
+    """What the speech endpoints answer (`FakeLLMServer.audio`): ``enabled=False`` makes
+    them 404, as on a provider that has none."""
+
+    transcript: str = "hello from a voice note"
+    speech: bytes = b"ID3\x04fake-mp3-audio"
+    enabled: bool = True
+
+
 class Reply:
     """A successful model answer: text, tool calls, reasoning, or a mix.
 

@@ -12,7 +12,7 @@ from types import TracebackType
 
 from herald.testing.fake_llm.http_handler import FakeLLMRequestHandler
 from herald.testing.fake_llm.recording import RecordedRequest
-from herald.testing.fake_llm.script import DEFAULT_TEXT, Action, Fault, Reply
+from herald.testing.fake_llm.script import DEFAULT_TEXT, Action, AudioScript, Fault, Reply
 from herald.testing.stoppable_server import StoppableHTTPServer
 
 RequestHandlerFn = Callable[[RecordedRequest], Action | None]
@@ -20,6 +20,7 @@ RequestHandlerFn = Callable[[RecordedRequest], Action | None]
 DEFAULT_MODELS = ("fake-model", "fake-model-mini")
 
 _SHUTDOWN_GRACE_SECONDS = 0.5
+_NOT_MODEL_CALLS = ("models", "audio")
 
 
 class FakeHTTPServer(StoppableHTTPServer["FakeLLMServer"]):
@@ -50,6 +51,7 @@ class FakeLLMServer:
         self.default_reply: Action = default_reply or Reply.text(DEFAULT_TEXT)
         self.models = list(models)
         self.stop_event = threading.Event()
+        self.audio = AudioScript()  # what /v1/audio/transcriptions and /speech answer
         self._lock = threading.Lock()
         self._arrived = threading.Condition(self._lock)
         self._queue: deque[Action] = deque()
@@ -165,13 +167,18 @@ class FakeLLMServer:
     def model_requests(self) -> list[RecordedRequest]:
         """Only chat-completions and messages calls."""
         with self._lock:
-            return [record for record in self._records if record.api != "models"]
+            return [record for record in self._records if record.api not in _NOT_MODEL_CALLS]
+
+    def audio_requests(self) -> list[RecordedRequest]:
+        """Only /v1/audio/transcriptions and /v1/audio/speech calls."""
+        with self._lock:
+            return [record for record in self._records if record.api == "audio"]
 
     def wait_for_requests(self, n: int, timeout: float = 5.0) -> bool:
         """Block until at least ``n`` model requests arrived; False on timeout."""
         with self._arrived:
             return self._arrived.wait_for(
-                lambda: sum(record.api != "models" for record in self._records) >= n,
+                lambda: sum(record.api not in _NOT_MODEL_CALLS for record in self._records) >= n,
                 timeout,
             )
 
