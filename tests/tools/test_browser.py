@@ -251,7 +251,11 @@ def test_a_turn_drives_the_browser_and_closing_the_agent_closes_it(
     assert result.final_text == "The form asks for a name and a colour."
     last = fake_llm.model_requests()[-1]
     opened, snapshot = [m["content"] for m in last.messages if m["role"] == "tool"]
-    assert opened.startswith("Opened") and "Order form" in opened
+    # the page's words (its title) reach the model fenced, labelled with the page's address
+    assert (
+        opened.startswith('<untrusted-content id="') and f'source="web:{site.url}/form"' in opened
+    )
+    assert "Opened" in opened and "Order form" in opened
     assert 'textbox "Your name"' in snapshot and "[ref=e" in snapshot
     names = {t["function"]["name"] for t in last.tools or []}
     assert {"browser_navigate", "browser_snapshot", "browser_close"} <= names
@@ -260,6 +264,35 @@ def test_a_turn_drives_the_browser_and_closing_the_agent_closes_it(
     assert processes_using(profile)
     agent.close()
     assert not processes_using(profile) and not profile.exists()
+
+
+def test_a_path_only_a_page_names_does_not_steer_a_write_unattended(
+    make_agent, fake_llm, site: Site, tmp_path: Path
+) -> None:
+    """Page text is untrusted content (web:<url>): a write whose path only the page named
+    is refused when nobody is there to approve it, and nothing is written."""
+    from herald.testing.fake_llm import Reply
+
+    fake_llm.enqueue(
+        Reply.tool_call("browser_navigate", {"url": f"{site.url}/orders"}),
+        Reply.tool_call("browser_snapshot", {}),
+        Reply.tool_call("write_file", {"path": "notes/exfil-7q2.txt", "content": "customers"}),
+        Reply.text("done"),
+    )
+    agent = make_agent(
+        config={
+            "toolsets": {"enabled": ["browser", "file"]},
+            "web": {"allow_private_networks": True},
+        }
+    )
+    try:
+        agent.start_turn("what is on the orders page?").result(timeout=120)
+        last = fake_llm.model_requests()[-1]
+        refusal = [m["content"] for m in last.messages if m["role"] == "tool"][-1]
+        assert "untrusted" in refusal and "web:" in refusal, refusal
+        assert not list(tmp_path.rglob("exfil-7q2.txt"))
+    finally:
+        agent.close()
 
 
 # -- no Chromium outlives Herald -------------------------------------------------------

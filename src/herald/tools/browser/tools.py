@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from herald.config import HeraldConfig
+from herald.safety.provenance import untrusted
 from herald.tools.browser.session import (
     Browser,
     BrowserError,
@@ -23,8 +24,9 @@ from herald.tools.browser.session import (
     Download,
     find_chromium,
 )
+from herald.tools.consequence import url_sends_data
 from herald.tools.declare import Flag, tool
-from herald.tools.registry import ToolContext, ToolSpec
+from herald.tools.registry import ToolContext, ToolResult, ToolSpec
 from herald.tools.terminal import session_environment
 from herald.tools.web.common import UNTRUSTED_NOTE, scrub
 from herald.tools.write_gate import gate_write
@@ -81,17 +83,18 @@ def _where(browser: Browser) -> str:
 
 
 def _status(
-    ctx: ToolContext, browser_text: str, notes: list[str], downloads: list[Download]
-) -> str:
+    ctx: ToolContext, browser_text: str, notes: list[str], downloads: list[Download], url: str
+) -> ToolResult:
     lines = [browser_text, *(f"[{n}]" for n in notes)]
     lines += _save_downloads(ctx, downloads)
-    return scrub("\n".join(lines), ctx)
+    # the page's title and notes are the page's words: untrusted, from its address
+    return ToolResult(scrub("\n".join(lines), ctx), provenance=untrusted(untrusted_source(url)))
 
 
-def _act(ctx: ToolContext, action: Any, what: str) -> str:
+def _act(ctx: ToolContext, action: Any, what: str) -> ToolResult:
     """Run `action(browser)` on the session's browser and report where it left the page."""
 
-    def run(browser: Browser) -> tuple[str, list[str], list[Download]]:
+    def run(browser: Browser) -> tuple[str, list[str], list[Download], str]:
         from playwright.sync_api import Error as PlaywrightError
 
         try:
@@ -100,10 +103,15 @@ def _act(ctx: ToolContext, action: Any, what: str) -> str:
             message = str(exc).splitlines()[0]
             raise BrowserError(f"{what} failed: {message}") from None
         _settle(browser)
-        return f"{what}. Now at: {_where(browser)}", browser.drain_notes(), browser.take_downloads()
+        return (
+            f"{what}. Now at: {_where(browser)}",
+            browser.drain_notes(),
+            browser.take_downloads(),
+            browser.page.url,
+        )
 
-    text, notes, downloads = _session(ctx).call(ctx, run)
-    return _status(ctx, text, notes, downloads)
+    text, notes, downloads, url = _session(ctx).call(ctx, run)
+    return _status(ctx, text, notes, downloads, url)
 
 
 def _settle(browser: Browser, seconds: float = 2.0) -> None:
@@ -142,8 +150,14 @@ def _write_into_workdir(ctx: ToolContext, folder: str, name: str, data: bytes, *
 # -- the tools ------------------------------------------------------------------------
 
 
-@tool(toolset=TOOLSET, check=browser_available)
-def browser_navigate(ctx: ToolContext, url: str) -> str:
+@tool(
+    toolset=TOOLSET,
+    check=browser_available,
+    controls=("url",),
+    consequential=True,
+    consequence=url_sends_data,
+)
+def browser_navigate(ctx: ToolContext, url: str) -> ToolResult:
     """Open an http(s) URL in the session's browser (a headless Chromium, started on first
     use). Then call browser_snapshot to read the page and get element refs.
 
@@ -168,7 +182,7 @@ def browser_navigate(ctx: ToolContext, url: str) -> str:
 
 
 @tool(toolset=TOOLSET, check=browser_available, max_result_chars=250_000)
-def browser_snapshot(ctx: ToolContext) -> str:
+def browser_snapshot(ctx: ToolContext) -> ToolResult:
     """The current page as an accessibility tree: roles, names, values and element refs
     such as [ref=e12] to pass to browser_click, browser_type and browser_select."""
     limit = _config(ctx).browser.snapshot_max_chars
@@ -187,11 +201,12 @@ def browser_snapshot(ctx: ToolContext) -> str:
             "use browser_wait_for to reach the rest]"
         )
     header = f"[{UNTRUSTED_NOTE}; source: {untrusted_source(url)}]"
-    return scrub("\n".join([header, text, *(f"[{n}]" for n in notes)]), ctx)
+    body = scrub("\n".join([header, text, *(f"[{n}]" for n in notes)]), ctx)
+    return ToolResult(body, provenance=untrusted(untrusted_source(url)))
 
 
 @tool(toolset=TOOLSET, check=browser_available)
-def browser_click(ctx: ToolContext, ref: str) -> str:
+def browser_click(ctx: ToolContext, ref: str) -> ToolResult:
     """Click an element by its ref from browser_snapshot.
 
     Args:
@@ -201,7 +216,7 @@ def browser_click(ctx: ToolContext, ref: str) -> str:
 
 
 @tool(toolset=TOOLSET, check=browser_available)
-def browser_type(ctx: ToolContext, ref: str, text: str, submit: Flag = False) -> str:
+def browser_type(ctx: ToolContext, ref: str, text: str, submit: Flag = False) -> ToolResult:
     """Type text into a field (replacing what it holds), by its ref from browser_snapshot.
 
     Args:
@@ -220,7 +235,7 @@ def browser_type(ctx: ToolContext, ref: str, text: str, submit: Flag = False) ->
 
 
 @tool(toolset=TOOLSET, check=browser_available)
-def browser_select(ctx: ToolContext, ref: str, values: list[str]) -> str:
+def browser_select(ctx: ToolContext, ref: str, values: list[str]) -> ToolResult:
     """Choose options in a select box by their visible labels or values.
 
     Args:
@@ -241,7 +256,7 @@ def browser_select(ctx: ToolContext, ref: str, values: list[str]) -> str:
 @tool(toolset=TOOLSET, check=browser_available)
 def browser_scroll(
     ctx: ToolContext, direction: Literal["down", "up"] = "down", ref: str | None = None
-) -> str:
+) -> ToolResult:
     """Scroll the page by most of a screen, or bring an element into view.
 
     Args:
@@ -260,7 +275,7 @@ def browser_scroll(
 
 
 @tool(toolset=TOOLSET, check=browser_available)
-def browser_back(ctx: ToolContext) -> str:
+def browser_back(ctx: ToolContext) -> ToolResult:
     """Go back one page in the current tab's history."""
     return _act(ctx, lambda b: b.page.go_back(wait_until="domcontentloaded"), "Went back")
 
@@ -286,7 +301,7 @@ def browser_screenshot(ctx: ToolContext, full_page: Flag = False) -> str:
 @tool(toolset=TOOLSET, check=browser_available)
 def browser_wait_for(
     ctx: ToolContext, text: str | None = None, ref: str | None = None, timeout: Seconds = 10
-) -> str:
+) -> ToolResult:
     """Wait until some text, or the element with a ref, is visible on the page.
 
     Args:

@@ -50,6 +50,9 @@ class RunOutcome:
     exit_code: int | None = None
     stopped: str | None = None  # "timeout" | "interrupted" | "crashed" | "protocol"
     calls_by_tool: dict[str, int] = field(default_factory=dict)
+    # The provenance of every result the script saw: what it prints may repeat any of
+    # them, so the run's output is as untrusted as the least trusted result.
+    provenances: list[str] = field(default_factory=list)
 
 
 def runner_source() -> str:
@@ -221,6 +224,8 @@ class ScriptRun:
         self.outcome.tool_calls += 1
         self.outcome.calls_by_tool[name] = self.outcome.calls_by_tool.get(name, 0) + 1
         result = self.tools.call(name, args)
+        if result.provenance:
+            self.outcome.provenances.append(result.provenance)
         if result.is_error:  # the script's exception says what went wrong, no marker
             return _reply(number, False, result.content.removeprefix(ERROR_PREFIX).lstrip())
         return _reply(number, True, result.content)

@@ -19,9 +19,10 @@ from pydantic import Field
 
 from herald.config import HeraldConfig
 from herald.environments import EnvironmentConnectionError
+from herald.safety.provenance import merge_untrusted
 from herald.tools.declare import tool
 from herald.tools.execute_code.channel import Limits, RunOutcome, ScriptRun
-from herald.tools.registry import ToolArgumentError, ToolContext
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolResult
 from herald.tools.terminal import EnvironmentUnreachable, secret_values, session_environment
 from herald.tools.terminal_approval import gate_command
 
@@ -39,7 +40,7 @@ def script_tools(config: HeraldConfig) -> list[str]:
 
 
 @tool(toolset=TOOLSET, max_result_chars=250_000)
-def execute_code(ctx: ToolContext, code: str, timeout: Seconds | None = None) -> str:
+def execute_code(ctx: ToolContext, code: str, timeout: Seconds | None = None) -> ToolResult:
     """Run a short Python 3 script that calls Herald's tools, and get back only what it
     prints. Use it to make many tool calls in one step (read 20 files, filter, summarise)
     instead of one call per message. In the script, `import herald_tools` and call the
@@ -89,7 +90,8 @@ def execute_code(ctx: ToolContext, code: str, timeout: Seconds | None = None) ->
     except EnvironmentConnectionError as exc:
         raise EnvironmentUnreachable(exc) from None
     text = render_outcome(outcome, settings.python, seconds, secret_values(ctx))
-    return f"{note}\n{text}" if note else text
+    text = f"{note}\n{text}" if note else text
+    return ToolResult(text, provenance=merge_untrusted(outcome.provenances))
 
 
 def render_outcome(outcome: RunOutcome, python: str, seconds: int, secrets: list[str]) -> str:
