@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+import herald.cli.backup_cmd as backup_cmd
 import herald.cli.checkpoints_cmd as checkpoints_cmd
 import herald.cli.config_cmd as config_cmd
 import herald.cli.cron_cmd as cron_cmd
@@ -52,6 +53,7 @@ app.add_typer(cron_cmd.app, name="cron")
 app.add_typer(plugins_cmd.app, name="plugins")
 app.add_typer(secrets_cmd.app, name="secrets")
 app.add_typer(checkpoints_cmd.app, name="checkpoints")
+app.add_typer(backup_cmd.app, name="backup")
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 app.command("usage")(usage_cmd.usage)

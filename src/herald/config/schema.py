@@ -28,6 +28,11 @@ from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
 from herald.config.schema_web import WebConfig
 from herald.config.strict import StrictModel, renamed_key
 
+# The format of config.yaml. Raise it (and add a step to herald.homes.upgrade) when a
+# key changes meaning in a way renamed_key cannot express; an older Herald refuses a
+# file with a higher number instead of misreading it.
+CONFIG_VERSION = 1
+
 ProviderName = Literal["openai", "anthropic", "openrouter", "custom", "local"]
 
 
@@ -159,6 +164,9 @@ class ApprovalsConfig(StrictModel):
 
 
 class HeraldConfig(StrictModel):
+    config_version: int = Field(
+        CONFIG_VERSION, ge=1, description="the format of this file (written by Herald)"
+    )
     model: ModelConfig = Field(default_factory=ModelConfig)
     auxiliary: AuxiliaryConfig = Field(default_factory=AuxiliaryConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
@@ -185,6 +193,16 @@ class HeraldConfig(StrictModel):
     identities: dict[str, IdentityConfig] = Field(
         default_factory=dict, description="who shares this Herald: role and accounts"
     )
+
+    @field_validator("config_version")
+    @classmethod
+    def _not_newer(cls, value: int) -> int:
+        if value > CONFIG_VERSION:
+            raise ValueError(
+                f"a config_version this Herald knows (up to {CONFIG_VERSION}): the file was "
+                "written by a newer Herald; upgrade Herald to use this home (nothing was changed)"
+            )
+        return value
 
     @field_validator("identities")
     @classmethod

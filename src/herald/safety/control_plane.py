@@ -311,6 +311,12 @@ def classify_admin(args: Sequence[str]) -> AdminVerdict:
                 f"changes Herald's security posture ({key or 'a config key'}); {_owner_note(argv)}",
             )  # fmt: skip
         return AdminVerdict("admin", ADMIN, f"changes Herald's configuration ({key})")
+    if (sub, sub2) == ("backup", "restore") or sub == "import" or "--include-secrets" in argv:
+        return AdminVerdict(
+            "hardline", POSTURE,
+            f"replaces Herald's config, secrets or history, or copies its secrets out; "
+            f"{_owner_note(argv)}",
+        )  # fmt: skip
     if (sub, sub2) in (("config", "edit"), ("kanban", "approve")) or sub == "setup":
         return AdminVerdict(
             "hardline", POSTURE, f"changes Herald's security posture; {_owner_note(argv)}"

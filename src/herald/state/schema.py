@@ -1,10 +1,10 @@
 """The state.db schema as numbered forward migrations, and the code that applies them.
 
-Each step is applied in its own `BEGIN IMMEDIATE` transaction together with
-the `schema_version` row that records it, so a crash mid-migration leaves
-the previous version intact and two processes opening an old file at once
-upgrade it exactly once. Steps are only ever appended: never edit a step that
-has shipped.
+All pending steps are applied in one `BEGIN IMMEDIATE` transaction together
+with the `schema_version` rows that record them, so a failure or a kill -9 at any
+point of an upgrade leaves the file exactly at the version it had (never half-way
+between two Heralds), and two processes opening an old file at once upgrade it
+exactly once. Steps are only ever appended: never edit a step that has shipped.
 """
 
 from __future__ import annotations
@@ -266,36 +266,52 @@ def check_not_newer(version: int, path: Path) -> None:
         )
 
 
+class MigrationFailed(StateError):
+    """A migration step failed and the file was rolled back to `from_version`."""
+
+    def __init__(self, message: str, from_version: int) -> None:
+        super().__init__(message)
+        self.from_version = from_version
+
+
 def migrate(conn: sqlite3.Connection, path: Path) -> int:
-    """Bring the file at `conn` up to LATEST_VERSION, one transaction per step.
+    """Bring the file at `conn` up to LATEST_VERSION in one transaction.
 
     `conn` must be in autocommit mode (isolation_level=None). Returns the
-    final version. Raises StateError for a file from a newer Herald.
+    final version. Raises StateError for a file from a newer Herald, and
+    MigrationFailed (the file rolled back) when a step fails.
     """
-    while True:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute(_CREATE_VERSION_TABLE)
-            current = read_version(conn)
-            check_not_newer(current, path)
-            if current == LATEST_VERSION:
-                conn.execute("COMMIT")
-                return current
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_CREATE_VERSION_TABLE)
+        start = current = read_version(conn)
+        check_not_newer(current, path)
+        while current < LATEST_VERSION:
             step = MIGRATIONS[current]  # versions are 1..N in order, checked in tests
-            for statement in step.statements:
-                conn.execute(statement)
+            try:
+                for statement in step.statements:
+                    conn.execute(statement)
+            except sqlite3.Error as exc:
+                raise MigrationFailed(
+                    f"{path}: migrating from schema version {start} failed at step "
+                    f"{step.version} ({step.description}): {exc}",
+                    start,
+                ) from exc
             problems = conn.execute("PRAGMA foreign_key_check").fetchall()
             if problems:
-                raise StateError(
+                raise MigrationFailed(
                     f"{path}: migration to version {step.version} found "
-                    f"{len(problems)} broken foreign key reference(s); the file was not changed"
+                    f"{len(problems)} broken foreign key reference(s)",
+                    start,
                 )
             conn.execute(
                 "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
                 (step.version, step.description, time.time()),
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+            current = step.version
+        conn.execute("COMMIT")
+        return current
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
