@@ -104,7 +104,8 @@ def _verdict(name: str, found: object, newest: int) -> VersionCheck:
             f"written by a newer Herald (version {found}, this Herald knows up to {newest}): "
             "upgrade Herald; this one will not open it",
         )  # fmt: skip
-    if found < newest and found != 0:
+    # 0 is a fresh state.db, but a cron.db or kanban.db from before they were versioned
+    if found < newest and (found != 0 or Path(name).name in ("cron.db", "kanban.db")):
         return VersionCheck(
             name, found, newest, "older",
             f"version {found}; migrated to {newest} the next time Herald opens it "

@@ -18,9 +18,10 @@ import sqlite3
 import time
 from pathlib import Path
 
+import herald.state.schema as schema
 from herald import __version__
 from herald.state.errors import StateError
-from herald.state.schema import LATEST_VERSION, MigrationFailed, migrate, read_version
+from herald.state.schema import MigrationFailed, migrate, read_version
 
 STAGING_PREFIX = ".herald-partial-"
 WAL_COMPANIONS = ("-wal", "-shm", "-journal")
@@ -89,9 +90,8 @@ def migrate_keeping_a_copy(conn: sqlite3.Connection, path: Path) -> int:
     """`migrate`, after copying the file aside when it holds an older version. A failed
     migration rolls back; should the file then not read as it did, the copy goes back."""
     found = read_version(conn)
-    copy = (
-        copy_before_migration(path, found, LATEST_VERSION) if 0 < found < LATEST_VERSION else None
-    )
+    latest = schema.LATEST_VERSION  # read at call time: tests append steps
+    copy = copy_before_migration(path, found, latest) if 0 < found < latest else None
     try:
         return migrate(conn, path)
     except MigrationFailed as exc:

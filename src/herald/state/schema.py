@@ -239,6 +239,35 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 LATEST_VERSION = MIGRATIONS[-1].version
 
+
+@dataclass(frozen=True)
+class Repair:
+    """A column a shipped step gained after it shipped (a mistake kept visible): a file
+    migrated by the step's first form lacks it, so it is added on open when missing."""
+
+    version: int
+    table: str
+    column: str
+    declaration: str
+
+
+# Step 6 first shipped without messages.identity (92e1bbe) and was extended 7 minutes
+# later (bc2f2e4); a home migrated in between failed every turn (no such column).
+# Never add to this list: append a new Migration instead (tests freeze shipped steps).
+REPAIRS: tuple[Repair, ...] = (Repair(6, "messages", "identity", "TEXT NOT NULL DEFAULT 'owner'"),)
+
+
+def _repair(conn: sqlite3.Connection, version: int) -> None:
+    for repair in REPAIRS:
+        if version < repair.version:
+            continue
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({repair.table})").fetchall()}
+        if repair.column not in have:
+            conn.execute(
+                f"ALTER TABLE {repair.table} ADD COLUMN {repair.column} {repair.declaration}"
+            )
+
+
 _CREATE_VERSION_TABLE = """CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER PRIMARY KEY,
     description TEXT NOT NULL DEFAULT '',
@@ -309,6 +338,7 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
                 (step.version, step.description, time.time()),
             )
             current = step.version
+        _repair(conn, current)
         conn.execute("COMMIT")
         return current
     except BaseException:
