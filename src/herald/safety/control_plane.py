@@ -65,12 +65,14 @@ Area = Literal["secret", "control", "memory", "code"]
 # Relative to a home; everything else under a home keeps the ordinary
 # ``dangerous.sensitive_write`` treatment (cache/, logs/, kanban/tasks/ are free).
 _SECRET_FILES = (".env", "web/token.json", "gateway/pairing.json", "cache/credentials.json")
-_SECRET_DIRS = frozenset({"web"})  # everything in it is login material
+# web/: login material; backups/: copies of the whole home (every identity's history,
+# and .env when made with --include-secrets), so reading one is reading the secrets
+_SECRET_DIRS = frozenset({"web", "backups"})
 _CONTROL_TOP = frozenset({"config.yaml", "state.db", "kanban.db", "cron", "plugins", "SOUL.md",
                           "gateway", "web", "profiles"})  # fmt: skip
 _MEMORY_TOP = frozenset({"memories", "skills"})
 # Directories whose recursive reading would print a secret.
-_SECRET_HOLDERS = frozenset({"", "web", "gateway", "cache", "profiles"})
+_SECRET_HOLDERS = frozenset({"", "web", "gateway", "cache", "profiles", "backups"})
 
 # Herald's own code: this package and the entry scripts of the running venv.
 PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
