@@ -44,7 +44,9 @@ def test_a_dry_run_writes_nothing_and_says_what_would_happen(hermes: Path, setti
     text = summary(run)
     assert text.startswith("Dry run: nothing was written.")
     assert "would import: garden-planner" in text
-    assert "would import: 20261202_060631_fff09a 'Tomato planting' (8 messages)" in text
+    assert "'Tomato planting' (8 messages)" in text
+    assert "'Prune the roses' (blocked until you unblock it)" in text
+    assert "'Order seeds' (done in hermes)" in text
     assert "would import: garden-check (paused; 0 9 * * 1;" in text
     assert (
         "skipped: skills/broken (invalid: line 1: SKILL.md must start with YAML front matter"
@@ -98,6 +100,12 @@ def test_an_import_brings_history_memory_skills_and_paused_jobs(hermes: Path, se
     assert not any(j.enabled for j in jobs.values())
     assert {j.created_by for j in jobs.values()} == {"unknown"}
     assert jobs["water"].schedule_text == "every 120m"
+    from herald.kanban.sqlite_board import SqliteBoard
+
+    board = SqliteBoard(home.root / "kanban.db")
+    tasks = board.list()
+    board.close()
+    assert [(t.title, t.status.value) for t in tasks] == [("Prune the roses", "blocked")]
     assert not home.env_path.exists() or "sk-fake" not in home.env_path.read_text()
     assert "api_key" not in home.config_path.read_text()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from herald.importers.hermes.content import import_memories, import_skills
-from herald.importers.hermes.history import import_cron, import_sessions, report_rest
+from herald.importers.hermes.history import import_cron, import_kanban, import_sessions, report_rest
 from herald.importers.hermes.items import SOURCE, Item, Run
 from herald.importers.hermes.reader import HermesHome, UnsafeSource
 from herald.importers.hermes.settings_map import import_config, import_secrets, import_soul
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 AREAS = ("config", "secrets", "soul", "memory", "skills", "sessions", "cron", "profiles", "kanban")
 _STEPS = (import_config, import_secrets, import_soul, import_memories, import_skills,
-          import_sessions, import_cron, report_rest)  # fmt: skip
+          import_sessions, import_cron, import_kanban, report_rest)  # fmt: skip
 
 
 class ImportSourceError(ValueError):

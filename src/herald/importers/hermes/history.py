@@ -234,5 +234,59 @@ def report_rest(run: Run) -> None:
             run.add("profiles", f"profile {name}", "skip",
                     f"a home of its own: herald -p {name} import hermes --from "
                     f"{run.source.root / 'profiles' / name}")  # fmt: skip
-    if run.source.exists("kanban.db"):
-        run.add("kanban", "kanban.db", "skip", "board tasks are not imported yet")
+
+
+_FINISHED = {"done", "archived", "cancelled", "canceled", "failed"}
+
+
+def import_kanban(run: Run) -> None:
+    """Open hermes tasks become *blocked* Herald tasks (a worker would otherwise run text
+    from an untrusted home unattended): the owner unblocks what they still want done."""
+    from herald.kanban.model import KanbanError, NewTask
+    from herald.kanban.open import open_board
+
+    try:
+        with run.source.database_copy("kanban.db") as copy:
+            conn = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+            try:
+                rows = conn.execute(
+                    "SELECT id, title, COALESCE(body, ''), status, COALESCE(priority, 0) "
+                    "FROM tasks ORDER BY created_at, id"
+                ).fetchall()
+            finally:
+                conn.close()
+    except FileNotFoundError:
+        return
+    except (OSError, UnsafeSource, sqlite3.Error) as exc:
+        run.add("kanban", "kanban.db", "skip", f"unreadable: {exc}")
+        return
+    board = None
+    if (
+        not run.dry_run
+        or run.settings.config.kanban.path
+        or (run.settings.home.root / "kanban.db").exists()
+    ):
+        try:
+            board = open_board(run.settings.config, run.settings.home, run.settings.secrets)
+        except KanbanError as exc:
+            run.add("kanban", "the board", "skip", str(exc))
+            return
+    try:
+        have = {t.body.rsplit("(imported from hermes task ", 1)[-1].rstrip(")")
+                for t in board.list()} if board else set()  # fmt: skip
+        for task_id, title, body, status, priority in rows:
+            label = f"{task_id} {title!r}"
+            if str(task_id) in have:
+                run.add("kanban", label, "already")
+            elif str(status) in _FINISHED:
+                run.add("kanban", label, "skip", f"{status} in hermes")
+            else:
+                if board is not None and not run.dry_run:
+                    text = f"{body}\n\n(imported from hermes task {task_id})".lstrip()
+                    task = board.add(NewTask(title=str(title), body=text, priority=int(priority)))
+                    board.block(task.id, "imported from hermes: unblock it to let a worker take it",
+                                author="owner")  # fmt: skip
+                run.add("kanban", label, "import", "blocked until you unblock it")
+    finally:
+        if board is not None:
+            board.close()
