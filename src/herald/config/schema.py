@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from herald.config.schema_backup import BackupConfig
 from herald.config.schema_budget import BudgetConfig, ModelPricing
 from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.schema_context import ContextConfig
@@ -190,6 +191,7 @@ class HeraldConfig(StrictModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    backup: BackupConfig = Field(default_factory=BackupConfig)
     identities: dict[str, IdentityConfig] = Field(
         default_factory=dict, description="who shares this Herald: role and accounts"
     )

@@ -138,12 +138,16 @@ def _config_version(root: Path) -> int:
 def resolve_target(home: HeraldHome, path: Path | None) -> Path:
     """Where a new backup goes: PATH itself, a new name inside PATH when it is an
     existing directory, or ``<home>/backups/<name>`` without PATH."""
-    if path is None:
-        return backups_dir(home) / default_name()
-    path = path.expanduser().absolute()
-    if path.is_dir() and not (path / MANIFEST).exists():
-        return path / default_name()
-    return path
+    if path is not None:
+        path = path.expanduser().absolute()
+        if not path.is_dir() or (path / MANIFEST).exists():
+            return path
+    folder = path if path is not None else backups_dir(home)
+    name = default_name()
+    target, n = folder / name, 1
+    while target.exists():  # two backups in one second (a scheduled one and yours)
+        target, n = folder / f"{name}-{n}", n + 1
+    return target
 
 
 def create_backup(
