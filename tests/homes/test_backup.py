@@ -154,6 +154,21 @@ def test_a_backup_from_a_newer_herald_is_refused(home: HeraldHome, tmp_path: Pat
         restore_backup(target, HeraldHome(tmp_path / "new"))
 
 
+def test_no_restore_while_a_gateway_runs_on_the_home(home: HeraldHome, tmp_path: Path):
+    target = _backup(home)
+    gateway = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        (home.root / "gateway").mkdir(exist_ok=True)
+        (home.root / "gateway" / "gateway.pid").write_text(f"{gateway.pid}\n")
+        before = tree_digest(home.root)
+        with pytest.raises(BackupError, match=rf"a gateway \(pid {gateway.pid}\) is running"):
+            restore_backup(target, home)
+        assert tree_digest(home.root) == before
+    finally:
+        gateway.kill()
+        gateway.wait()
+
+
 def test_list_and_prune_keep_the_newest(home: HeraldHome):
     for name in ("herald-backup-20260101T000000Z", "herald-backup-20260102T000000Z",
                  "herald-backup-20260103T000000Z"):  # fmt: skip

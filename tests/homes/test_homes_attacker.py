@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from herald.testing.fake_llm import Reply
 from herald.testing.homes import fake_model_config, make_home
 
@@ -22,6 +24,7 @@ def _herald(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           timeout=120, cwd=cwd, stdin=subprocess.DEVNULL, env=env)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_hijacked_turn_cannot_restore_import_or_copy_secrets_out(isolated_env: Path, fake_llm,
                                                                    tmp_path: Path):  # fmt: skip
     config = fake_model_config(fake_llm)

@@ -12,6 +12,7 @@ format, so the import would close a cycle).
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from herald.config import Settings
     from herald.cron.store import CronStore
 
+log = logging.getLogger("herald.cron")
+
 BACKUP_JOB = "herald-backup"
 _OWNER = "cli"
 _PROMPT = "Back up this home (built in: herald backup create; set by backup.schedule)"
@@ -36,7 +39,11 @@ def sync_builtin_jobs(settings: Settings, store: CronStore, now: datetime | None
     schedule = settings.config.backup.schedule
     job = store.job(BACKUP_JOB)
     if job is not None and job.created_by != _OWNER:
-        return  # someone else's job of that name: not ours to change
+        if schedule is not None:  # someone else's job of that name: not ours to change
+            log.warning("backup.schedule is set but the job %s was made by %s, not by Herald: "
+                        "scheduled backups do not run until it is removed (herald cron remove %s)",
+                        BACKUP_JOB, job.created_by, BACKUP_JOB)  # fmt: skip
+        return
     if schedule is None:
         if job is not None and job.enabled:
             set_enabled(store, BACKUP_JOB, False)
