@@ -245,6 +245,7 @@ def test_kill_9_during_backup_create_leaves_the_home_as_it_was(home: HeraldHome,
         assert store.list_sessions()[0].title == "Tomato planning"
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_restore_and_secret_copies_from_a_tool_call(home: HeraldHome, herald_env):
     target = _backup(home)
     env = {**herald_env, "HERALD_TOOL_CALL": "1"}

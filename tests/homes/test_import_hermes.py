@@ -177,6 +177,7 @@ def test_a_hostile_home_is_read_as_data(hermes: Path, settings, tmp_path: Path):
         assert store.list_sessions(source=SOURCE) == []
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_summary_and_refuses_a_tool_call(hermes: Path, settings, herald_env):
     cmd = [sys.executable, "-m", "herald", "import", "hermes", "--from", str(hermes)]
     dry = subprocess.run([*cmd, "--dry-run"], env=herald_env, capture_output=True, text=True,
