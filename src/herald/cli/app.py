@@ -7,10 +7,12 @@ from typing import Annotated
 
 import typer
 
+import herald.cli.backup_cmd as backup_cmd
 import herald.cli.checkpoints_cmd as checkpoints_cmd
 import herald.cli.config_cmd as config_cmd
 import herald.cli.cron_cmd as cron_cmd
 import herald.cli.gateway_cmd as gateway_cmd
+import herald.cli.import_cmd as import_cmd
 import herald.cli.kanban_cmd as kanban_cmd
 import herald.cli.mcp_cmd as mcp_cmd
 import herald.cli.pairing_cmd as pairing_cmd
@@ -52,6 +54,8 @@ app.add_typer(cron_cmd.app, name="cron")
 app.add_typer(plugins_cmd.app, name="plugins")
 app.add_typer(secrets_cmd.app, name="secrets")
 app.add_typer(checkpoints_cmd.app, name="checkpoints")
+app.add_typer(backup_cmd.app, name="backup")
+app.add_typer(import_cmd.app, name="import")
 app.command("doctor")(doctor)
 app.command("setup")(setup)
 app.command("usage")(usage_cmd.usage)

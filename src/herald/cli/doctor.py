@@ -175,7 +175,12 @@ def run_checks(profile: str | None, *, offline: bool) -> list[Check]:
         return checks
     config_check, config = check_config(home)
     checks.append(config_check)
-    checks.append(check_state(home))
+    from herald.cli.doctor_home import check_versions
+
+    version_checks, state_current = check_versions(home)
+    checks += version_checks
+    if state_current:  # an older one is not migrated by a check, a newer one not opened
+        checks.append(check_state(home))
     if config is not None:
         checks += check_provider(home, config, offline=offline)
         checks += check_plugins(home, config)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from herald.config.schema_browser import BrowserConfig
+from herald.config.schema_backup import BackupConfig
 from herald.config.schema_budget import BudgetConfig, ModelPricing
 from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.schema_context import ContextConfig
@@ -32,6 +33,11 @@ from herald.config.schema_vision import VisionConfig
 from herald.config.schema_voice import VoiceConfig
 from herald.config.schema_web import WebConfig
 from herald.config.strict import StrictModel, renamed_key
+
+# The format of config.yaml. Raise it (and add a step to herald.homes.upgrade) when a
+# key changes meaning in a way renamed_key cannot express; an older Herald refuses a
+# file with a higher number instead of misreading it.
+CONFIG_VERSION = 1
 
 ProviderName = Literal["openai", "anthropic", "openrouter", "custom", "local"]
 
@@ -164,6 +170,9 @@ class ApprovalsConfig(StrictModel):
 
 
 class HeraldConfig(StrictModel):
+    config_version: int = Field(
+        CONFIG_VERSION, ge=1, description="the format of this file (written by Herald)"
+    )
     model: ModelConfig = Field(default_factory=ModelConfig)
     auxiliary: AuxiliaryConfig = Field(default_factory=AuxiliaryConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
@@ -192,9 +201,20 @@ class HeraldConfig(StrictModel):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
     trust: TrustConfig = Field(default_factory=TrustConfig)
+    backup: BackupConfig = Field(default_factory=BackupConfig)
     identities: dict[str, IdentityConfig] = Field(
         default_factory=dict, description="who shares this Herald: role and accounts"
     )
+
+    @field_validator("config_version")
+    @classmethod
+    def _not_newer(cls, value: int) -> int:
+        if value > CONFIG_VERSION:
+            raise ValueError(
+                f"a config_version this Herald knows (up to {CONFIG_VERSION}): the file was "
+                "written by a newer Herald; upgrade Herald to use this home (nothing was changed)"
+            )
+        return value
 
     @field_validator("identities")
     @classmethod

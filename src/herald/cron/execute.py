@@ -79,6 +79,11 @@ def execute_job(
     settings: Settings, job: Job, *, scheduled_for: float, cancel: threading.Event | None = None
 ) -> NewRun:
     """Run one occurrence; `cancel` (the scheduler is stopping) interrupts the turn."""
+    from herald.cron.builtin import run_builtin
+
+    builtin = run_builtin(settings, job)  # herald-backup: no model, a child process
+    if builtin is not None:
+        return builtin
     started = time.time()
     refusal = _delivery_refusal(settings, job)
     if refusal is not None:  # nothing runs whose result could only go where it may not

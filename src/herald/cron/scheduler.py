@@ -72,6 +72,12 @@ class Scheduler:
     def tick(self, now: datetime | None = None) -> TickReport:
         now = (now or datetime.now(UTC)).astimezone(UTC)
         report = TickReport()
+        try:
+            from herald.cron.builtin import sync_builtin_jobs
+
+            sync_builtin_jobs(self.settings, self.store, now)  # backup.schedule -> herald-backup
+        except Exception:
+            log.exception("cron: could not schedule the built-in jobs")
         for job in self.store.jobs():
             if self.cancel.is_set():
                 break

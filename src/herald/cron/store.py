@@ -140,8 +140,23 @@ _JOB_FIELDS = (
 )  # fmt: skip
 
 
+# cron.db's format, kept in PRAGMA user_version. Raise it with a change an older Herald
+# would misread; an older Herald then refuses the file instead of corrupting it.
+FORMAT_VERSION = 1
+
+
 class CronStoreError(RuntimeError):
     """The cron database cannot be used (the message says why and what to do)."""
+
+
+def _check_format(conn: sqlite3.Connection, path: Path) -> None:
+    found = int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+    if found > FORMAT_VERSION:
+        raise CronStoreError(
+            f"{path} has cron format {found}, but this Herald knows formats up to "
+            f"{FORMAT_VERSION}: it was written by a newer Herald; upgrade Herald to use it "
+            "(the file was not modified)"
+        )
 
 
 class CronStore:
@@ -159,8 +174,10 @@ class CronStore:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
             with _immediate(conn):
+                _check_format(conn, self.path)
                 _run_script(conn, _SCHEMA)
                 _add_columns(conn, "cron_jobs", _JOB_PROVENANCE)
+                conn.execute(f"PRAGMA user_version = {FORMAT_VERSION}")
         except (OSError, sqlite3.Error) as exc:
             raise CronStoreError(
                 f"cannot open the cron database {self.path}: {exc}; check that the Herald "

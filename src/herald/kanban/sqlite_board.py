@@ -20,6 +20,8 @@ from herald.kanban.sql_board import SqlBoard
 from herald.kanban.sql_schema import Query, Row, schema_sql
 
 BUSY_TIMEOUT_MS = 30_000
+# kanban.db's format, kept in PRAGMA user_version; an older Herald refuses a higher one.
+FORMAT_VERSION = 1
 
 
 class SqliteBoard(SqlBoard):
@@ -45,8 +47,16 @@ class SqliteBoard(SqlBoard):
         self._conn = conn
         self._lock = threading.Lock()
         with self.transaction(write=True) as q:
+            found = int(q("PRAGMA user_version", ())[0][0])
+            if found > FORMAT_VERSION:
+                raise KanbanError(
+                    f"{self.path} has board format {found}, but this Herald knows formats up "
+                    f"to {FORMAT_VERSION}: it was written by a newer Herald; upgrade Herald to "
+                    "use it (the file was not modified)"
+                )
             for statement in schema_sql("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL"):
                 q(statement, ())
+            q(f"PRAGMA user_version = {FORMAT_VERSION}", ())
 
     @contextmanager
     def transaction(self, *, write: bool) -> Iterator[Query]:

@@ -66,12 +66,14 @@ Area = Literal["secret", "control", "memory", "code"]
 # Relative to a home; everything else under a home keeps the ordinary
 # ``dangerous.sensitive_write`` treatment (cache/, logs/, kanban/tasks/ are free).
 _SECRET_FILES = (".env", "web/token.json", "gateway/pairing.json", "cache/credentials.json")
-_SECRET_DIRS = frozenset({"web"})  # everything in it is login material
+# web/: login material; backups/: copies of the whole home (every identity's history,
+# and .env when made with --include-secrets), so reading one is reading the secrets
+_SECRET_DIRS = frozenset({"web", "backups"})
 _CONTROL_TOP = frozenset({"config.yaml", "state.db", "kanban.db", "cron", "plugins", "SOUL.md",
                           "gateway", "web", "profiles"})  # fmt: skip
 _MEMORY_TOP = frozenset({"memories", "skills"})
 # Directories whose recursive reading would print a secret.
-_SECRET_HOLDERS = frozenset({"", "web", "gateway", "cache", "profiles"})
+_SECRET_HOLDERS = frozenset({"", "web", "gateway", "cache", "profiles", "backups"})
 
 # Herald's own code: this package and the entry scripts of the running venv.
 PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
@@ -327,6 +329,12 @@ def classify_admin(args: Sequence[str]) -> AdminVerdict:
                 f"changes Herald's security posture ({key or 'a config key'}); {_owner_note(argv)}",
             )  # fmt: skip
         return AdminVerdict("admin", ADMIN, f"changes Herald's configuration ({key})")
+    if (sub, sub2) == ("backup", "restore") or sub == "import" or "--include-secrets" in argv:
+        return AdminVerdict(
+            "hardline", POSTURE,
+            f"replaces Herald's config, secrets or history, or copies its secrets out; "
+            f"{_owner_note(argv)}",
+        )  # fmt: skip
     if (sub, sub2) in (("config", "edit"), ("kanban", "approve")) or sub == "setup":
         return AdminVerdict(
             "hardline", POSTURE, f"changes Herald's security posture; {_owner_note(argv)}"

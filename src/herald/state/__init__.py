@@ -4,6 +4,7 @@ one SQLite file (WAL, foreign keys, forward-only migrations) that several
 threads and processes can share."""
 
 from herald.state.errors import StateError
+from herald.state.premigration import online_copy
 from herald.state.records import SearchHit, SessionRecord, StoredMessage, UsageRecord
 from herald.state.spend import Spent
 from herald.state.store import StateStore
@@ -16,4 +17,5 @@ __all__ = [
     "StateStore",
     "StoredMessage",
     "UsageRecord",
+    "online_copy",
 ]

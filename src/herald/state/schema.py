@@ -1,10 +1,10 @@
 """The state.db schema as numbered forward migrations, and the code that applies them.
 
-Each step is applied in its own `BEGIN IMMEDIATE` transaction together with
-the `schema_version` row that records it, so a crash mid-migration leaves
-the previous version intact and two processes opening an old file at once
-upgrade it exactly once. Steps are only ever appended: never edit a step that
-has shipped.
+All pending steps are applied in one `BEGIN IMMEDIATE` transaction together
+with the `schema_version` rows that record them, so a failure or a kill -9 at any
+point of an upgrade leaves the file exactly at the version it had (never half-way
+between two Heralds), and two processes opening an old file at once upgrade it
+exactly once. Steps are only ever appended: never edit a step that has shipped.
 """
 
 from __future__ import annotations
@@ -257,6 +257,35 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 LATEST_VERSION = MIGRATIONS[-1].version
 
+
+@dataclass(frozen=True)
+class Repair:
+    """A column a shipped step gained after it shipped (a mistake kept visible): a file
+    migrated by the step's first form lacks it, so it is added on open when missing."""
+
+    version: int
+    table: str
+    column: str
+    declaration: str
+
+
+# Step 6 first shipped without messages.identity (92e1bbe) and was extended 7 minutes
+# later (bc2f2e4); a home migrated in between failed every turn (no such column).
+# Never add to this list: append a new Migration instead (tests freeze shipped steps).
+REPAIRS: tuple[Repair, ...] = (Repair(6, "messages", "identity", "TEXT NOT NULL DEFAULT 'owner'"),)
+
+
+def _repair(conn: sqlite3.Connection, version: int) -> None:
+    for repair in REPAIRS:
+        if version < repair.version:
+            continue
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({repair.table})").fetchall()}
+        if repair.column not in have:
+            conn.execute(
+                f"ALTER TABLE {repair.table} ADD COLUMN {repair.column} {repair.declaration}"
+            )
+
+
 _CREATE_VERSION_TABLE = """CREATE TABLE IF NOT EXISTS schema_version (
     version INTEGER PRIMARY KEY,
     description TEXT NOT NULL DEFAULT '',
@@ -284,36 +313,53 @@ def check_not_newer(version: int, path: Path) -> None:
         )
 
 
+class MigrationFailed(StateError):
+    """A migration step failed and the file was rolled back to `from_version`."""
+
+    def __init__(self, message: str, from_version: int) -> None:
+        super().__init__(message)
+        self.from_version = from_version
+
+
 def migrate(conn: sqlite3.Connection, path: Path) -> int:
-    """Bring the file at `conn` up to LATEST_VERSION, one transaction per step.
+    """Bring the file at `conn` up to LATEST_VERSION in one transaction.
 
     `conn` must be in autocommit mode (isolation_level=None). Returns the
-    final version. Raises StateError for a file from a newer Herald.
+    final version. Raises StateError for a file from a newer Herald, and
+    MigrationFailed (the file rolled back) when a step fails.
     """
-    while True:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.execute(_CREATE_VERSION_TABLE)
-            current = read_version(conn)
-            check_not_newer(current, path)
-            if current == LATEST_VERSION:
-                conn.execute("COMMIT")
-                return current
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_CREATE_VERSION_TABLE)
+        start = current = read_version(conn)
+        check_not_newer(current, path)
+        while current < LATEST_VERSION:
             step = MIGRATIONS[current]  # versions are 1..N in order, checked in tests
-            for statement in step.statements:
-                conn.execute(statement)
+            try:
+                for statement in step.statements:
+                    conn.execute(statement)
+            except sqlite3.Error as exc:
+                raise MigrationFailed(
+                    f"{path}: migrating from schema version {start} failed at step "
+                    f"{step.version} ({step.description}): {exc}",
+                    start,
+                ) from exc
             problems = conn.execute("PRAGMA foreign_key_check").fetchall()
             if problems:
-                raise StateError(
+                raise MigrationFailed(
                     f"{path}: migration to version {step.version} found "
-                    f"{len(problems)} broken foreign key reference(s); the file was not changed"
+                    f"{len(problems)} broken foreign key reference(s)",
+                    start,
                 )
             conn.execute(
                 "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)",
                 (step.version, step.description, time.time()),
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+            current = step.version
+        _repair(conn, current)
+        conn.execute("COMMIT")
+        return current
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise

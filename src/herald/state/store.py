@@ -29,8 +29,9 @@ from herald.state.connection import ReaderPool, enable_wal, is_busy, open_connec
 from herald.state.errors import StateError
 from herald.state.history import Lineage, SessionSlice, SessionSummary
 from herald.state.messages import NewMessage, normalize_message
+from herald.state.premigration import migrate_keeping_a_copy
 from herald.state.records import SearchHit, SessionRecord, StoredMessage, UsageRecord
-from herald.state.schema import check_not_newer, migrate, read_version
+from herald.state.schema import check_not_newer, read_version
 from herald.state.spend import Spent, claim_warning, spent_since
 
 T = TypeVar("T")
@@ -80,7 +81,7 @@ class StateStore:
             # Refuse a newer file before anything (even the WAL switch) touches it.
             check_not_newer(read_version(writer), self.path)
             enable_wal(writer, self.path)
-            self._schema_version = migrate(writer, self.path)
+            self._schema_version = migrate_keeping_a_copy(writer, self.path)
         except sqlite3.DatabaseError as exc:
             writer.close()
             if isinstance(exc, sqlite3.OperationalError) and is_busy(exc):
