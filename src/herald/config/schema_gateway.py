@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from herald.config.schema_email import EmailPlatformConfig
 from herald.config.strict import StrictModel
 
 ApiScope = Literal["chat", "sessions:own", "sessions:all"]
@@ -82,6 +83,7 @@ class PlatformsConfig(StrictModel):
     web: WebPlatformConfig = Field(default_factory=WebPlatformConfig)
     telegram: TelegramPlatformConfig = Field(default_factory=TelegramPlatformConfig)
     webhook: WebhookPlatformConfig = Field(default_factory=WebhookPlatformConfig)
+    email: EmailPlatformConfig = Field(default_factory=EmailPlatformConfig)
 
 
 class ProfileRoute(StrictModel):

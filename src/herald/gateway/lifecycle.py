@@ -151,16 +151,10 @@ def load_adapters(
         section = getattr(platforms, name)
         if not getattr(section, "enabled", False):
             continue
-        module_name = f"herald.gateway.adapters.{name}"
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            log.warning(
-                "platform %s is enabled but %s does not exist yet; skipping it", name, module_name
-            )
-            problems.append(f"{name}: no adapter module {module_name}")
+        module = _platform_module(name)
+        if module is None:
+            log.warning("platform %s is enabled but has no adapter module; skipping it", name)
+            problems.append(f"{name}: no adapter module herald.gateway.platforms.{name}")
             continue
         factory = module.create_adapter
         offered = {"settings": settings, "home": settings.home, **(extras or {})}
@@ -172,6 +166,18 @@ def load_adapters(
             problems.append(f"{name}: {exc}")
     _plugin_adapters(settings, extras, adapters, problems)
     return adapters, problems
+
+
+def _platform_module(name: str) -> Any:
+    """`herald.gateway.platforms.<name>` (one package a platform), or the older
+    `herald.gateway.adapters.<name>` module; None when neither exists."""
+    for module_name in (f"herald.gateway.platforms.{name}", f"herald.gateway.adapters.{name}"):
+        try:
+            return importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not module_name.startswith(exc.name):
+                raise  # the module exists; something it imports is missing
+    return None
 
 
 def _plugin_adapters(
