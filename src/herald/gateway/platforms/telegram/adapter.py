@@ -6,7 +6,7 @@ press becomes a `MessageEvent` handed to the runner as its own task, so one chat
 slow turn never holds up the polling loop or another chat. Edited messages, service
 messages, other bots and `/cmd@otherbot` are ignored. Replies go out as Telegram HTML
 rendered from the runner's Markdown, falling back to plain text if Telegram refuses
-the markup; `telegram_delivery` maps the Bot API's failures onto `SendResult`.
+the markup; `delivery` maps the Bot API's failures onto `SendResult`.
 
 Authorization is the runner's job: the adapter reports `user_id` and the @username
 (`user_name`, without the @) faithfully and filters nobody.
@@ -40,25 +40,6 @@ from telegram.ext import (
 from telegram.warnings import PTBDeprecationWarning
 
 from herald.config.schema_gateway import TelegramPlatformConfig
-from herald.gateway.adapters.telegram_buttons import CallbackData
-from herald.gateway.adapters.telegram_config import (
-    TOKEN_SETTING,
-    TelegramConfigError,
-    resolve_token,
-)
-from herald.gateway.adapters.telegram_delivery import Attempt, deliver
-from herald.gateway.adapters.telegram_events import (
-    addressed_elsewhere,
-    event_from_callback,
-    event_from_message,
-    is_start_command,
-)
-from herald.gateway.adapters.telegram_format import (
-    TELEGRAM_MAX_MESSAGE_LENGTH,
-    markdown_to_html,
-    utf16_length,
-)
-from herald.gateway.adapters.telegram_logs import mask_tokens_in_logs
 from herald.gateway.contracts import (
     Button,
     EventSink,
@@ -66,6 +47,25 @@ from herald.gateway.contracts import (
     PlatformAdapter,
     SendResult,
 )
+from herald.gateway.platforms.telegram.buttons import CallbackData
+from herald.gateway.platforms.telegram.config import (
+    TOKEN_SETTING,
+    TelegramConfigError,
+    resolve_token,
+)
+from herald.gateway.platforms.telegram.delivery import Attempt, deliver
+from herald.gateway.platforms.telegram.events import (
+    addressed_elsewhere,
+    event_from_callback,
+    event_from_message,
+    is_start_command,
+)
+from herald.gateway.platforms.telegram.format import (
+    TELEGRAM_MAX_MESSAGE_LENGTH,
+    markdown_to_html,
+    utf16_length,
+)
+from herald.gateway.platforms.telegram.logs import mask_tokens_in_logs
 
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets, Settings
