@@ -50,6 +50,9 @@ class TelegramPlatformConfig(StrictModel):
     shared_group_sessions: bool = Field(
         False, description="one session per group instead of one per member"
     )
+    poll_timeout: float = Field(
+        25.0, ge=1, le=50, description="seconds one long poll waits for updates"
+    )
 
 
 class WebhookPlatformConfig(StrictModel):
