@@ -163,12 +163,14 @@ class HealthRecorder:
     # ---- what the gateway reports -------------------------------------------------------------
 
     def restarted(self) -> None:
-        """The watchdog restarted the adapter: its silence clock starts again."""
+        """The watchdog restarted the adapter: the new link has not failed yet, and its
+        silence clock starts again (the next verdict is about the new link)."""
         with self._lock:
             r = self._record
             now = self.clock()
             r.restarts.append(now)
             r.started_at = now
+            r.consecutive_errors = 0
             r.reconnecting = None
             r.stopped = False
 
