@@ -263,6 +263,7 @@ async def serve(
     from herald.gateway.watchdog import Watchdog
 
     watchdog = Watchdog(runner, config)
+    runner.health_report = watchdog.report
     chores = asyncio.ensure_future(_chores(runner, watchdog, files, status))
     crons = _start_crons(runner)
     await stop.wait()
@@ -336,8 +337,8 @@ async def _chores(
         await asyncio.sleep(every)
         try:
             watchdog.check()
-            status.health = [h.to_dict() for h in watchdog.snapshot()]
-            status.transitions = [t.to_dict() for t in watchdog.transitions]
+            report = watchdog.report()
+            status.health, status.transitions = report["platforms"], report["transitions"]
         except Exception:  # the watchdog must outlive whatever it watches
             log.exception("the gateway watchdog's check failed")
         status.running_turns = runner.running_turns

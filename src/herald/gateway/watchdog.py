@@ -133,6 +133,13 @@ class Watchdog:
             result.append(health)
         return result
 
+    def report(self) -> dict[str, Any]:
+        """For status pages (the web dashboard): platforms and recent transitions."""
+        return {
+            "platforms": [h.to_dict() for h in self.snapshot()],
+            "transitions": [t.to_dict() for t in self.transitions],
+        }
+
     def _note_transition(self, health: PlatformHealth, now: float) -> None:
         before = self._last.get(health.platform)
         if before == health.state:
