@@ -297,3 +297,11 @@ async def test_another_allowed_sender_cannot_use_someone_elses_approval_code(
         assert not any("printed 42" in m.get_content() for m in smtp.messages)
     finally:
         await running.stop()
+
+
+async def test_a_command_in_a_new_mail_is_a_command(
+    gateway: object, mailbox: Mailbox, smtp: SmtpSink
+) -> None:
+    asked = mailbox.deliver(subject="Usage", body="/usage")
+    reply = await _reply(smtp, lambda m: m["In-Reply-To"] == asked, "the /usage answer")
+    assert "Noted" not in reply.get_content()  # answered by the command, not the model

@@ -33,6 +33,7 @@ from typing import Any
 
 from herald.config.schema_email import EmailPlatformConfig
 from herald.gateway.contracts import Button, EventSink, MessageEvent, PlatformAdapter, SendResult
+from herald.gateway.health import Rhythm
 from herald.gateway.platforms.email.mail import (
     InboundMail,
     addressed_to_herald,
@@ -47,7 +48,10 @@ log = logging.getLogger(__name__)
 MAX_THREADS_KEPT = 500
 _UIDVALIDITY_RE = re.compile(rb"UIDVALIDITY (\d+)")
 _UIDNEXT_RE = re.compile(rb"UIDNEXT (\d+)")
-_IDLE_SECONDS = 20 * 60  # under the 29 minutes servers allow
+# IDLE is renewed this often (servers allow 29 minutes); each renewal, or a push before
+# it, is a sign of life, so a link that went quiet is noticed within this plus slack.
+_IDLE_SECONDS = 5 * 60
+_SILENCE_SLACK = 90.0
 _CHOICE_WORDS = {"/approve": "", "/approve session": "session", "/approve always": "always"}
 
 
@@ -97,7 +101,25 @@ class EmailAdapter(PlatformAdapter):
         self._stopping = False
         self._task = asyncio.create_task(self._run(), name="email-imap")
 
+    async def reconnect(self, sink: EventSink) -> None:
+        """A fresh IMAP session; turns in flight keep running and reply by SMTP."""
+        self.health.reconnecting("opening a new IMAP session")
+        await self._stop_receiving()
+        self._sink = sink
+        self._stopping = False
+        self._task = asyncio.create_task(self._run(), name="email-imap")
+
+    def expected_rhythm(self) -> Rhythm:
+        every = _IDLE_SECONDS if self.config.idle else self.config.poll_seconds
+        return Rhythm.long_poll(every, _SILENCE_SLACK)
+
     async def disconnect(self) -> None:
+        await self._stop_receiving()
+        if self._dispatches:
+            await asyncio.wait(set(self._dispatches), timeout=10)
+        self.health.stopped()
+
+    async def _stop_receiving(self) -> None:
         self._stopping = True
         self._wake.set()
         client = self._client
@@ -110,8 +132,6 @@ class EmailAdapter(PlatformAdapter):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        if self._dispatches:
-            await asyncio.wait(set(self._dispatches), timeout=10)
 
     # ---- capabilities -----------------------------------------------------------------
 
@@ -169,7 +189,9 @@ class EmailAdapter(PlatformAdapter):
         except aiosmtplib.SMTPRecipientsRefused as exc:
             return SendResult(ok=False, permanent_failure=True, error=f"recipient refused: {exc}")
         except (aiosmtplib.SMTPException, OSError) as exc:
+            self.health.error(f"SMTP: {exc}")
             return SendResult(ok=False, error=f"SMTP: {exc}")
+        self.health.sent()
         if thread is not None:
             thread.references = [*thread.references, message_id][-20:]
             self._save_state()
@@ -209,6 +231,7 @@ class EmailAdapter(PlatformAdapter):
                 raise
             except Exception as exc:  # a dropped connection, a refused login: retry
                 self.connected.clear()
+                self.health.error(f"IMAP: {exc}")
                 log.warning("email: IMAP session ended (%s); again in %.0f s", exc, backoff)
                 await self._sleep(backoff)
                 backoff = min(backoff * 2, self._reconnect_max)
@@ -237,8 +260,10 @@ class EmailAdapter(PlatformAdapter):
                 raise ConnectionError(f"IMAP folder {c.folder!r} cannot be selected")
             self._start_point(selected.lines)
             self.connected.set()
+            self.health.connected()
             while not self._stopping:
                 await self._fetch_new(client)
+                self.health.received()  # the folder answered: the link is alive
                 if c.idle:
                     idle = await client.idle_start(timeout=_IDLE_SECONDS)
                     await client.wait_server_push(timeout=_IDLE_SECONDS + 60)
@@ -280,13 +305,25 @@ class EmailAdapter(PlatformAdapter):
             # recorded before anything is answered: a crash from here on never answers twice
             self._state["last_uid"] = uid
             self._save_state()
-            if not self._wanted(mail):
+            if not self._wanted(mail) or self._record(mail) == "seen":
                 continue
             body = await client.uid("fetch", str(uid), "(BODY.PEEK[])")
             limit = int(self.config.max_attachment_mb * 1024 * 1024)
             full = parse_mail(_literal(body.lines), max_attachment_bytes=limit)
             await client.uid("store", str(uid), "+FLAGS.SILENT", "(\\Seen)")
             self._accept(full)
+
+    def _record(self, mail: InboundMail) -> str:
+        """The gateway's inbound ledger, by Message-ID (stable even if the folder is
+        rebuilt with new UIDs): a message already taken is not answered again."""
+        record = getattr(self._sink, "record_inbound", None)
+        if record is None:
+            return "new"
+        try:
+            return str(record(self.name, mail.message_id))
+        except Exception as exc:  # the ledger is unavailable: answer rather than lose it
+            log.error("email: could not record %s: %s", mail.message_id, exc)
+            return "new"
 
     def _wanted(self, mail: InboundMail) -> bool:
         if not addressed_to_herald(mail, self.config):
@@ -326,7 +363,7 @@ class EmailAdapter(PlatformAdapter):
                 )
                 return
             text = command
-        elif mail.in_reply_to is None and mail.subject:
+        elif mail.in_reply_to is None and mail.subject and not text.lstrip().startswith("/"):
             text = f"Subject: {mail.subject}\n\n{text}"
         media = self._save_attachments(mail)
         event = MessageEvent(
@@ -337,6 +374,7 @@ class EmailAdapter(PlatformAdapter):
             chat_type="private",
             thread_id=root,
             message_id=mail.message_id,
+            event_id=mail.message_id,
             user_name=mail.sender_name or None,
             media=media,
             raw=mail,
