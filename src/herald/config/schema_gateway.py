@@ -13,6 +13,7 @@ from pydantic import Field
 
 from herald.config.schema_email import EmailPlatformConfig
 from herald.config.schema_liveness import WatchdogConfig
+from herald.config.schema_signal import SignalPlatformConfig
 from herald.config.strict import StrictModel
 
 ApiScope = Literal["chat", "sessions:own", "sessions:all"]
@@ -88,6 +89,7 @@ class PlatformsConfig(StrictModel):
     telegram: TelegramPlatformConfig = Field(default_factory=TelegramPlatformConfig)
     webhook: WebhookPlatformConfig = Field(default_factory=WebhookPlatformConfig)
     email: EmailPlatformConfig = Field(default_factory=EmailPlatformConfig)
+    signal: SignalPlatformConfig = Field(default_factory=SignalPlatformConfig)
 
 
 class ProfileRoute(StrictModel):

@@ -42,7 +42,9 @@ def status_file(running: Gateway) -> dict[str, Any]:
 
 
 def platform_status(running: Gateway, name: str) -> dict[str, Any]:
-    return next(h for h in status_file(running)["health"] if h["platform"] == name)
+    # Before the watchdog's first pass the file lists no platform yet.
+    found = (h for h in status_file(running)["health"] if h["platform"] == name)
+    return next(found, {"state": "starting", "reason": "", "restarts_last_hour": 0})
 
 
 async def until(predicate: Any, what: str, timeout: float = 30.0) -> None:
