@@ -11,6 +11,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from herald.config.schema_email import EmailPlatformConfig
+from herald.config.schema_liveness import WatchdogConfig
+from herald.config.schema_signal import SignalPlatformConfig
 from herald.config.strict import StrictModel
 
 ApiScope = Literal["chat", "sessions:own", "sessions:all"]
@@ -49,6 +52,9 @@ class TelegramPlatformConfig(StrictModel):
     shared_group_sessions: bool = Field(
         False, description="one session per group instead of one per member"
     )
+    poll_timeout: float = Field(
+        25.0, ge=1, le=50, description="seconds one long poll waits for updates"
+    )
 
 
 class WebhookPlatformConfig(StrictModel):
@@ -82,6 +88,8 @@ class PlatformsConfig(StrictModel):
     web: WebPlatformConfig = Field(default_factory=WebPlatformConfig)
     telegram: TelegramPlatformConfig = Field(default_factory=TelegramPlatformConfig)
     webhook: WebhookPlatformConfig = Field(default_factory=WebhookPlatformConfig)
+    email: EmailPlatformConfig = Field(default_factory=EmailPlatformConfig)
+    signal: SignalPlatformConfig = Field(default_factory=SignalPlatformConfig)
 
 
 class ProfileRoute(StrictModel):
@@ -157,3 +165,14 @@ class GatewayConfig(StrictModel):
         300.0, ge=0, description="log an ignored user at most this often"
     )
     hygiene: HygieneConfig = Field(default_factory=HygieneConfig)
+    # ---- liveness (herald.gateway.watchdog) ----------------------------------------------
+    watchdog: WatchdogConfig = Field(default_factory=WatchdogConfig)
+    home_channel: str | None = Field(
+        None,
+        pattern=r"^[a-z][a-z0-9_-]*:.+$",
+        description="platform:chat where the owner is told when another platform is down "
+        "(e.g. telegram:12345); unset = no notices",
+    )
+    down_notice_after: float = Field(
+        300.0, gt=0, description="seconds a platform must be down before the owner is told"
+    )

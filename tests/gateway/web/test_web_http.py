@@ -3,6 +3,7 @@ chat's event stream (with resume after a reconnect), uploads, dashboard and memo
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -12,11 +13,11 @@ import pytest
 from web_support import login, read_events
 
 from herald.config import Settings
-from herald.gateway.adapters.api_server import AdapterConfigError
-from herald.gateway.adapters.web import WebAdapter
 from herald.gateway.lifecycle import load_adapters
+from herald.gateway.platforms.web import create_token
+from herald.gateway.platforms.web.adapter import WebAdapter
 from herald.gateway.runner import GatewayRunner
-from herald.gateway.web import create_token
+from herald.gateway.served.server import AdapterConfigError
 from herald.testing.fake_llm import FakeLLMServer, FakeUsage, Reply
 
 CHAT = "chat-0123456789"
@@ -197,6 +198,33 @@ async def test_dashboard_counts_the_turn_and_memory_edits_use_the_memory_checks(
     assert hostile.status_code == 400
 
 
+async def test_the_dashboard_shows_each_platform_state_redacted(web) -> None:
+    from herald.gateway.watchdog import Watchdog
+    from herald.safety import clear_secret_values, register_secret_values
+
+    adapter, token, client = web
+    runner = adapter._sink
+    await login(client, token)
+    board = (await client.get("/api/dashboard")).json()
+    assert board["gateway"] == {"platforms": [], "transitions": []}  # no watchdog yet
+
+    runner.config.watchdog.enabled = False  # report only: no restart of this very server
+    watchdog = Watchdog(runner, runner.config)
+    runner.health_report = watchdog.report
+    register_secret_values(["tok-9f8e7d6c5b4a39281706"])
+    try:
+        for _ in range(runner.config.watchdog.down_after_errors):
+            adapter.health.error("refused with tok-9f8e7d6c5b4a39281706")
+        watchdog.check()
+        board = (await client.get("/api/dashboard")).json()
+    finally:
+        clear_secret_values()
+    (web_platform,) = board["gateway"]["platforms"]
+    assert web_platform["platform"] == "web" and web_platform["state"] == "down"
+    assert "tok-9f8e7d6c5b4a39281706" not in json.dumps(board)
+    assert [(t["to"]) for t in board["gateway"]["transitions"]] == ["down"]
+
+
 @pytest.mark.parametrize("web", [{"base_path": "/herald"}], indirect=True)
 async def test_served_under_a_sub_path(web) -> None:
     _adapter, token, client = web
@@ -214,7 +242,7 @@ def test_no_token_means_no_web_chat(gateway_settings: Callable[..., Settings]) -
     adapters, problems = load_adapters(settings)
     assert adapters == []
     assert "herald web token" in problems[0] and "0.0.0.0" in problems[0]
-    from herald.gateway.adapters.web import create_adapter
+    from herald.gateway.platforms.web.adapter import create_adapter
 
     with pytest.raises(AdapterConfigError, match="no login token"):
         create_adapter(settings.config, settings.secrets, home=settings.home)

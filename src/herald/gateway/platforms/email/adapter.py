@@ -1,0 +1,490 @@
+"""The email entrance: one IMAP folder in (IDLE, or polling), SMTP out.
+
+What it touches on the server: it reads every new message with ``BODY.PEEK`` (which
+sets no flag), and only a message addressed to Herald, from an allowed and (by
+default) authenticated sender, becomes a turn; that one, and only that one, is then
+marked ``\\Seen``. Everything else in the folder stays exactly as it was.
+
+A thread is a session: the thread's root Message-ID is the event's thread id, and
+replies carry ``In-Reply-To`` and ``References`` so mail clients keep them together.
+Approvals go out with a short code (``approve 3F2A`` / ``deny 3F2A``); a reply whose
+first line names a pending code is handed to the gateway as that button's command,
+and a code that is not pending is refused with a sentence saying so.
+
+Where it stands across restarts (the folder's UIDVALIDITY and the last UID seen, the
+threads' headers, the pending approval codes) lives in ``<home>/gateway/email.json``;
+the UID is recorded before the message is dispatched, so a message is answered at
+most once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import secrets
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from pathlib import Path
+from typing import Any
+
+from herald.config.schema_email import EmailPlatformConfig
+from herald.gateway.contracts import Button, EventSink, MessageEvent, PlatformAdapter, SendResult
+from herald.gateway.health import Rhythm
+from herald.gateway.platforms.email.mail import (
+    InboundMail,
+    addressed_to_herald,
+    approval_reply,
+    parse_mail,
+    sender_allowed,
+    sender_authenticated,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_THREADS_KEPT = 500
+_UIDVALIDITY_RE = re.compile(rb"UIDVALIDITY (\d+)")
+_UIDNEXT_RE = re.compile(rb"UIDNEXT (\d+)")
+# IDLE is renewed this often (servers allow 29 minutes); each renewal, or a push before
+# it, is a sign of life, so a link that went quiet is noticed within this plus slack.
+_IDLE_SECONDS = 5 * 60
+_SILENCE_SLACK = 90.0
+_CHOICE_WORDS = {"/approve": "", "/approve session": "session", "/approve always": "always"}
+
+
+@dataclass
+class _Thread:
+    subject: str
+    references: list[str]
+    last_id: str
+
+
+class EmailAdapter(PlatformAdapter):
+    name = "email"
+    push_replies = True
+
+    def __init__(
+        self,
+        config: EmailPlatformConfig,
+        password: str,
+        *,
+        state_path: Path,
+        attachments_dir: Path,
+        reconnect_max: float = 300.0,
+    ) -> None:
+        if not config.address:
+            raise ValueError("gateway.platforms.email.address is not set (Herald's own address)")
+        self.config = config
+        self._password = password
+        self._user = config.username or config.address
+        self._state_path = state_path
+        self._attachments_dir = attachments_dir
+        self._reconnect_max = reconnect_max
+        self._sink: EventSink | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._dispatches: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._client: Any = None
+        self._state = self._load_state()
+        self.connected = asyncio.Event()  # set once the folder is selected (tests, status)
+
+    # ---- lifecycle --------------------------------------------------------------------
+
+    async def connect(self, sink: EventSink) -> None:
+        if self._task is not None:
+            raise RuntimeError("the email adapter is already connected")
+        self._sink = sink
+        self._stopping = False
+        self._task = asyncio.create_task(self._run(), name="email-imap")
+
+    async def reconnect(self, sink: EventSink) -> None:
+        """A fresh IMAP session; turns in flight keep running and reply by SMTP."""
+        self.health.reconnecting("opening a new IMAP session")
+        await self._stop_receiving()
+        self._sink = sink
+        self._stopping = False
+        self._task = asyncio.create_task(self._run(), name="email-imap")
+
+    def expected_rhythm(self) -> Rhythm:
+        every = _IDLE_SECONDS if self.config.idle else self.config.poll_seconds
+        return Rhythm.long_poll(every, _SILENCE_SLACK)
+
+    async def disconnect(self) -> None:
+        await self._stop_receiving()
+        if self._dispatches:
+            await asyncio.wait(set(self._dispatches), timeout=10)
+        self.health.stopped()
+
+    async def _stop_receiving(self) -> None:
+        self._stopping = True
+        self._wake.set()
+        client = self._client
+        if client is not None:
+            with contextlib.suppress(Exception):
+                if client.has_pending_idle():
+                    client.idle_done()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # ---- capabilities -----------------------------------------------------------------
+
+    def max_message_length(self, chat_id: str) -> int:
+        return 100_000
+
+    def supports_buttons(self) -> bool:
+        return True  # rendered as reply codes
+
+    def supports_threads(self) -> bool:
+        return True
+
+    # ---- output -----------------------------------------------------------------------
+
+    async def send(
+        self,
+        chat_id: str,
+        text: str,
+        *,
+        reply_to: str | None = None,
+        thread_id: str | None = None,
+        buttons: list[list[Button]] | None = None,
+    ) -> SendResult:
+        import aiosmtplib
+
+        thread = self._thread(thread_id) if thread_id else None
+        msg = EmailMessage()
+        msg["From"] = self.config.address
+        msg["To"] = chat_id
+        subject = thread.subject if thread else "Herald"
+        msg["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
+        msg["Date"] = formatdate(localtime=True)
+        domain = str(self.config.address).rpartition("@")[2] or "herald.local"
+        message_id = make_msgid(domain=domain)
+        msg["Message-ID"] = message_id
+        if thread is not None:
+            answered = reply_to if reply_to and reply_to.startswith("<") else thread.last_id
+            msg["In-Reply-To"] = answered
+            msg["References"] = " ".join(dict.fromkeys([*thread.references, answered]))
+        if buttons:
+            text = f"{text}\n\n{self._approval_lines(chat_id, thread_id, buttons)}"
+        msg.set_content(text)
+        security = self.config.smtp_security
+        try:
+            await aiosmtplib.send(
+                msg,
+                hostname=self.config.smtp_host,
+                port=self.config.smtp_port,
+                username=self._user,
+                password=self._password,
+                use_tls=security == "tls",
+                start_tls=security == "starttls",
+                timeout=60,
+            )
+        except aiosmtplib.SMTPRecipientsRefused as exc:
+            return SendResult(ok=False, permanent_failure=True, error=f"recipient refused: {exc}")
+        except (aiosmtplib.SMTPException, OSError) as exc:
+            self.health.error(f"SMTP: {exc}")
+            return SendResult(ok=False, error=f"SMTP: {exc}")
+        self.health.sent()
+        if thread is not None:
+            thread.references = [*thread.references, message_id][-20:]
+            self._save_state()
+        return SendResult(ok=True, message_ids=[message_id])
+
+    def _approval_lines(
+        self, chat_id: str, thread_id: str | None, buttons: list[list[Button]]
+    ) -> str:
+        code = secrets.token_hex(2).upper()
+        pending = self._state.setdefault("pending", {})
+        pending[code] = {
+            "chat": chat_id,
+            "thread": thread_id,
+            "choices": {b.data: b.label for row in buttons for b in row},
+        }
+        # the newest few only: an old code is as good as answered
+        for old in list(pending)[:-20]:
+            pending.pop(old, None)
+        self._save_state()
+        lines = ["To answer, reply with one line:"]
+        for data in pending[code]["choices"]:
+            if data == "/deny":
+                lines.append(f"    deny {code}")
+            elif data in _CHOICE_WORDS:
+                lines.append(f"    approve {code} {_CHOICE_WORDS[data]}".rstrip())
+        return "\n".join(lines)
+
+    # ---- input ------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        backoff = 1.0
+        while not self._stopping:
+            try:
+                await self._session()
+                backoff = 1.0
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a dropped connection, a refused login: retry
+                self.connected.clear()
+                self.health.error(f"IMAP: {exc}")
+                log.warning("email: IMAP session ended (%s); again in %.0f s", exc, backoff)
+                await self._sleep(backoff)
+                backoff = min(backoff * 2, self._reconnect_max)
+
+    async def _sleep(self, seconds: float) -> None:
+        self._wake.clear()
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def _session(self) -> None:
+        import aioimaplib
+
+        c = self.config
+        if c.imap_security == "tls":
+            client = aioimaplib.IMAP4_SSL(host=c.imap_host, port=c.imap_port, timeout=60)
+        else:
+            client = aioimaplib.IMAP4(host=c.imap_host, port=c.imap_port, timeout=60)
+        self._client = client
+        try:
+            await client.wait_hello_from_server()
+            login = await client.login(self._user, self._password)
+            if login.result != "OK":
+                raise ConnectionError("IMAP login refused (check username and password)")
+            selected = await client.select(c.folder)
+            if selected.result != "OK":
+                raise ConnectionError(f"IMAP folder {c.folder!r} cannot be selected")
+            self._start_point(selected.lines)
+            self.connected.set()
+            self.health.connected()
+            while not self._stopping:
+                await self._fetch_new(client)
+                self.health.received()  # the folder answered: the link is alive
+                if c.idle:
+                    idle = await client.idle_start(timeout=_IDLE_SECONDS)
+                    await client.wait_server_push(timeout=_IDLE_SECONDS + 60)
+                    client.idle_done()
+                    await asyncio.wait_for(idle, 60)
+                else:
+                    await self._sleep(c.poll_seconds)
+        finally:
+            self._client = None
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.logout(), 5)
+
+    def _start_point(self, lines: list[Any]) -> None:
+        """Where to read from: after the last UID seen, unless the folder was recreated
+        (another UIDVALIDITY) or this is the first start; then from the next new mail,
+        so mail that was in the box before Herald came is not answered."""
+        blob = b" ".join(bytes(x) for x in lines)
+        validity = _UIDVALIDITY_RE.search(blob)
+        uidnext = _UIDNEXT_RE.search(blob)
+        current = int(validity.group(1)) if validity else 0
+        if self._state.get("uidvalidity") != current:
+            self._state["uidvalidity"] = current
+            self._state["last_uid"] = (int(uidnext.group(1)) - 1) if uidnext else 0
+            self._save_state()
+
+    async def _fetch_new(self, client: Any) -> None:
+        last = int(self._state.get("last_uid", 0))
+        found = await client.uid_search(f"UID {last + 1}:*", charset=None)
+        uids: list[int] = []
+        for line in found.lines:
+            words = bytes(line).split()
+            if words[:1] == [b"SEARCH"]:
+                words = words[1:]
+            if words and all(w.isdigit() for w in words):
+                uids += [int(u) for u in words if int(u) > last]  # `N:*` can list one below N
+        for uid in sorted(set(uids)):
+            header = await client.uid("fetch", str(uid), "(BODY.PEEK[HEADER])")
+            mail = parse_mail(_literal(header.lines), max_attachment_bytes=0)
+            # recorded before anything is answered: a crash from here on never answers twice
+            self._state["last_uid"] = uid
+            self._save_state()
+            if not self._wanted(mail) or self._record(mail) == "seen":
+                continue
+            body = await client.uid("fetch", str(uid), "(BODY.PEEK[])")
+            limit = int(self.config.max_attachment_mb * 1024 * 1024)
+            full = parse_mail(_literal(body.lines), max_attachment_bytes=limit)
+            await client.uid("store", str(uid), "+FLAGS.SILENT", "(\\Seen)")
+            self._accept(full)
+
+    def _record(self, mail: InboundMail) -> str:
+        """The gateway's inbound ledger, by Message-ID (stable even if the folder is
+        rebuilt with new UIDs): a message already taken is not answered again."""
+        record = getattr(self._sink, "record_inbound", None)
+        if record is None:
+            return "new"
+        try:
+            return str(record(self.name, mail.message_id))
+        except Exception as exc:  # the ledger is unavailable: answer rather than lose it
+            log.error("email: could not record %s: %s", mail.message_id, exc)
+            return "new"
+
+    def _wanted(self, mail: InboundMail) -> bool:
+        if not addressed_to_herald(mail, self.config):
+            return False
+        if mail.sender == str(self.config.address).lower():
+            return False  # its own mail (a copy of a reply)
+        if not sender_allowed(mail, self.config):
+            log.info("email: ignored mail from %s (not in allowed_users)", mail.sender)
+            return False
+        if not sender_authenticated(mail, self.config):
+            log.warning(
+                "email: ignored mail claiming to be from %s: the receiving server did not"
+                " authenticate that sender (see gateway.platforms.email.sender_auth)",
+                mail.sender,
+            )
+            return False
+        return True
+
+    def _accept(self, mail: InboundMail) -> None:
+        root = mail.thread_root
+        thread = self._thread(root)
+        if thread is None:
+            thread = _Thread(mail.subject or "(no subject)", [root], mail.message_id)
+        thread.references = list(dict.fromkeys([*thread.references, mail.message_id]))[-20:]
+        thread.last_id = mail.message_id
+        self._remember_thread(root, thread)
+        text = mail.text
+        answer = approval_reply(text)
+        if answer is not None:
+            command = self._approval_command(mail.sender, answer)
+            if command is None:
+                self._spawn_notice(
+                    mail.sender,
+                    root,
+                    f"No approval with code {answer[1]} is waiting: it was answered, timed "
+                    "out, or belongs to another conversation.",
+                )
+                return
+            text = command
+        elif mail.in_reply_to is None and mail.subject and not text.lstrip().startswith("/"):
+            text = f"Subject: {mail.subject}\n\n{text}"
+        media = self._save_attachments(mail)
+        event = MessageEvent(
+            platform=self.name,
+            chat_id=mail.sender,
+            user_id=mail.sender,
+            text=text,
+            chat_type="private",
+            thread_id=root,
+            message_id=mail.message_id,
+            event_id=mail.message_id,
+            user_name=mail.sender_name or None,
+            media=media,
+            raw=mail,
+        )
+        self._spawn(event)
+
+    def _approval_command(self, sender: str, answer: tuple[str, str, str | None]) -> str | None:
+        verb, code, scope = answer
+        pending = self._state.get("pending", {}).get(code)
+        if pending is None or pending.get("chat") != sender:
+            return None
+        wanted = "/deny" if verb == "deny" else ("/approve " + scope if scope else "/approve")
+        if wanted not in pending["choices"]:
+            return None
+        self._state["pending"].pop(code, None)
+        self._save_state()
+        return wanted
+
+    def _save_attachments(self, mail: InboundMail) -> tuple[str, ...]:
+        notes: list[str] = []
+        if mail.attachments:
+            folder = self._attachments_dir / safe_name(mail.message_id, "message")
+            folder.mkdir(parents=True, exist_ok=True)
+            for n, part in enumerate(mail.attachments):
+                name = safe_name(part.filename, f"attachment-{n}")
+                path = folder / name
+                path.write_bytes(part.data)
+                notes.append(
+                    f"attachment {name} ({part.content_type}, {len(part.data)} bytes) at {path}"
+                )
+        notes += [
+            f"attachment {s} left out: over max_attachment_mb" for s in mail.skipped_attachments
+        ]
+        return tuple(notes)
+
+    def _spawn(self, event: MessageEvent) -> None:
+        task = asyncio.create_task(self._dispatch(event))
+        self._dispatches.add(task)
+        task.add_done_callback(self._dispatches.discard)
+
+    def _spawn_notice(self, to: str, thread_id: str, text: str) -> None:
+        task = asyncio.create_task(self._notice(to, thread_id, text))
+        self._dispatches.add(task)
+        task.add_done_callback(self._dispatches.discard)
+
+    async def _notice(self, to: str, thread_id: str, text: str) -> None:
+        result = await self.send(to, text, thread_id=thread_id)
+        if not result.ok:
+            log.warning("email: notice to %s not sent: %s", to, result.error)
+
+    async def _dispatch(self, event: MessageEvent) -> None:
+        assert self._sink is not None
+        try:
+            await self._sink.dispatch(event, self)
+        except Exception:
+            log.exception("email: dispatch failed for %s", event.message_id)
+
+    # ---- state ------------------------------------------------------------------------
+
+    def _thread(self, root: str | None) -> _Thread | None:
+        data = self._state.get("threads", {}).get(root or "")
+        return _Thread(**data) if data else None
+
+    def _remember_thread(self, root: str, thread: _Thread) -> None:
+        threads = self._state.setdefault("threads", {})
+        threads.pop(root, None)
+        threads[root] = {
+            "subject": thread.subject,
+            "references": thread.references,
+            "last_id": thread.last_id,
+        }
+        for old in list(threads)[:-MAX_THREADS_KEPT]:
+            threads.pop(old, None)
+        self._save_state()
+
+    def _load_state(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self._state_path.read_text())
+            return data if isinstance(data, dict) else {}
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning(
+                "email: state file %s unreadable (%s); starting fresh", self._state_path, exc
+            )
+            return {}
+
+    def _save_state(self) -> None:
+        from herald.config.shared_file import atomic_write
+
+        atomic_write(self._state_path, json.dumps(self._state, indent=1), default_mode=0o600)
+
+
+_UNSAFE_NAME_RE = re.compile(r"[^\w.+-]+")
+
+
+def safe_name(name: str, fallback: str) -> str:
+    """A file name a sender chose, made harmless: no folders, no leading dots (so no
+    `..`, no hidden files), only word characters, dots, plus and minus."""
+    cleaned = _UNSAFE_NAME_RE.sub("_", name.replace("\\", "/").rsplit("/", 1)[-1]).lstrip(".")
+    return cleaned[:120] or fallback
+
+
+def _literal(lines: list[Any]) -> bytes:
+    """The message bytes of a FETCH response (aioimaplib hands literals over as
+    bytearrays, the protocol lines as bytes)."""
+    for line in lines:
+        if isinstance(line, bytearray):
+            return bytes(line)
+    raise ConnectionError("the IMAP server answered FETCH without the message")
+
+
+__all__ = ["EmailAdapter", "safe_name"]
