@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from herald.state import StateStore
 from herald.state.gateway_liveness import InboundLedger, Outbox
-from herald.state.schema import MIGRATIONS
 
 
 def test_an_event_is_new_once_and_seen_after_in_the_same_process(tmp_path: Path) -> None:
@@ -59,28 +57,3 @@ def test_the_outbox_keeps_a_failed_reply_until_it_is_delivered(tmp_path: Path) -
         assert (due.attempts, due.last_error, due.reply_to) == (1, "502", "7")
         outbox.settle("reply:a", "delivered")
         assert outbox.undelivered() == [] and outbox.due(1e12) == []
-
-
-def test_a_lower_migration_merged_later_still_runs_on_a_file_past_it(tmp_path: Path) -> None:
-    """Branches take migration numbers in parallel; one merged after a higher number
-    shipped must still be applied to files that already have the higher one."""
-    db = tmp_path / "state.db"
-    with StateStore(db):
-        pass
-    last = MIGRATIONS[-1]
-    conn = sqlite3.connect(db)
-    # Undo migration 6 by hand (its column is not used by any index but its own).
-    conn.execute("DROP INDEX sessions_identity")
-    conn.execute("ALTER TABLE sessions DROP COLUMN identity")
-    conn.execute("ALTER TABLE messages DROP COLUMN identity")
-    conn.execute("DELETE FROM schema_version WHERE version = 6")
-    conn.commit()
-    conn.close()
-    with StateStore(db) as store:
-        assert store.schema_version == last.version
-    conn = sqlite3.connect(db)
-    versions = [r[0] for r in conn.execute("SELECT version FROM schema_version ORDER BY 1")]
-    columns = [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
-    conn.close()
-    assert versions == [m.version for m in MIGRATIONS]
-    assert "identity" in columns

@@ -368,6 +368,10 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
         conn.execute(_CREATE_VERSION_TABLE)
         start = current = read_version(conn)
         check_not_newer(current, path)
+        # A repair belongs to the version it mends: it runs as soon as the file is at that
+        # version, before any later step relies on what it adds (step 7 reads the
+        # identity column that some version-6 files lack).
+        _repair(conn, current)
         while current < LATEST_VERSION:
             step = MIGRATIONS[current]  # versions are 1..N in order, checked in tests
             try:
@@ -391,7 +395,7 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
                 (step.version, step.description, time.time()),
             )
             current = step.version
-        _repair(conn, current)
+            _repair(conn, current)
         conn.execute("COMMIT")
         return current
     except BaseException:
