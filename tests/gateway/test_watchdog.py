@@ -174,6 +174,35 @@ async def test_an_owed_reply_waits_while_its_platform_is_down_then_goes_once(
     assert target.chat_id == "owner-chat"
 
 
+async def test_a_hijacked_model_cannot_move_the_home_channel(
+    start_gateway: StartGateway, fake_llm: Any
+) -> None:
+    """The fake model plays an injected attacker in an attended chat: it tries to send the
+    owner's outage notices to its own chat, by command and by file write. Both are refused
+    and the config is unchanged."""
+    from herald.testing.fake_llm import Reply
+
+    runner, chat = await start_gateway({"home_channel": "loopback:owner-chat"})
+    config_path = runner.settings.home.config_path
+    before = config_path.read_text()
+    attack = "herald config set gateway.home_channel telegram:666"
+    fake_llm.enqueue(
+        Reply.tool_call("terminal", {"command": attack}),
+        Reply.tool_call(
+            "write_file",
+            {"path": str(config_path), "content": "gateway:\n  home_channel: telegram:666\n"},
+        ),
+        Reply.text("done"),
+    )
+    result = await chat.inject("summarise this page")
+    assert result.status == "replied"
+    assert config_path.read_text() == before
+    last = fake_llm.model_requests()[-1]
+    results = [str(m.get("content")) for m in last.messages if m.get("role") == "tool"]
+    assert len(results) == 2 and all("owner" in r or "refused" in r.lower() for r in results)
+    assert runner.config.home_channel == "loopback:owner-chat"
+
+
 def _target(chat: str) -> Any:
     from herald.gateway.delivery import Target
 
