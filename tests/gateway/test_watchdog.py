@@ -86,11 +86,11 @@ async def test_only_the_silent_platform_is_restarted_with_backoff(
     watchdog.check()  # within the backoff: no second attempt
     await settle(watchdog)
     assert flaky.reconnects == 1
-    clock.now += 20  # 10 * 2: the first failure doubled the wait
+    clock.now += 10  # the first attempt's wait
     watchdog.check()
     await settle(watchdog)
     assert flaky.reconnects == 2
-    clock.now += 39  # the second failure: 40 s
+    clock.now += 19  # the second attempt doubled it: 20 s
     watchdog.check()
     await settle(watchdog)
     assert flaky.reconnects == 2
@@ -99,7 +99,23 @@ async def test_only_the_silent_platform_is_restarted_with_backoff(
     await settle(watchdog)
     assert flaky.reconnects == 3  # this one works
     health = flaky.health.assess()
-    assert health.restarts_last_hour == 1 and health.state != "down"
+    assert health.restarts_last_hour == 1
+    assert (health.state, health.reason) == ("reconnecting", "restarted; waiting for traffic")
+    clock.now += 41  # reconnected into another silence: down again (the wait was 40 s)
+    watchdog.check()
+    await settle(watchdog)
+    assert flaky.reconnects == 4
+    clock.now += 41  # silent again, but the wait has grown to 80 s (the maximum)
+    watchdog.check()
+    await settle(watchdog)
+    assert flaky.reconnects == 4
+    clock.now += 39
+    watchdog.check()
+    await settle(watchdog)
+    assert flaky.reconnects == 5
+    flaky.health.received()  # traffic: ok, and the backoff starts over
+    watchdog.check()
+    assert watchdog._restarts["flaky"].attempts == 0
     assert watchdog.transitions[0].before == "ok" and watchdog.transitions[0].after == "down"
 
 

@@ -171,7 +171,7 @@ class HealthRecorder:
             r.restarts.append(now)
             r.started_at = now
             r.consecutive_errors = 0
-            r.reconnecting = None
+            r.reconnecting = "restarted; waiting for traffic"  # until something arrives
             r.stopped = False
 
     def connected(self) -> None:
