@@ -176,6 +176,8 @@ async def test_an_owed_reply_waits_while_its_platform_is_down_then_goes_once(
     assert not report.ok
     (owed,) = runner.outbox.undelivered()
     assert owed.state == "failed" and owed.text == "owed text"
+    (shown,) = watchdog.report()["undelivered"]
+    assert (shown["chat_id"], shown["preview"], shown["attempts"]) == ("owner-chat", "owed text", 1)
     clock.now += 41  # loopback is a served platform: silence is no fault; force it down
     for _ in range(5):
         home.health.error("503")

@@ -340,6 +340,7 @@ async def _chores(
             watchdog.check()
             report = watchdog.report()
             status.health, status.transitions = report["platforms"], report["transitions"]
+            status.undelivered = report["undelivered"]
         except Exception:  # the watchdog must outlive whatever it watches
             log.exception("the gateway watchdog's check failed")
         status.running_turns = runner.running_turns

@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_TRANSITIONS = 50
+MAX_UNDELIVERED_SHOWN = 20
+PREVIEW_CHARS = 60
 _BROKEN: frozenset[HealthState] = frozenset({"down", "reconnecting"})
 
 
@@ -137,11 +139,33 @@ class Watchdog:
         return result
 
     def report(self) -> dict[str, Any]:
-        """For status pages (the web dashboard): platforms and recent transitions."""
+        """For status pages (the file behind `herald gateway status`, the dashboard):
+        platforms, recent transitions and the oldest replies still owed."""
         return {
             "platforms": [h.to_dict() for h in self.snapshot()],
             "transitions": [t.to_dict() for t in self.transitions],
+            "undelivered": self.undelivered(),
         }
+
+    def undelivered(self, limit: int = MAX_UNDELIVERED_SHOWN) -> list[dict[str, Any]]:
+        """The oldest owed replies: where, since when, tries, last error, a preview."""
+        try:
+            owed = self.runner.outbox.undelivered()[:limit]
+        except Exception as exc:  # the store is closing
+            log.debug("could not list undelivered replies: %s", exc)
+            return []
+        return [
+            {
+                "platform": r.platform,
+                "chat_id": r.chat_id,
+                "created_at": r.created_at,
+                "attempts": r.attempts,
+                "next_attempt_at": r.next_attempt_at,
+                "last_error": r.last_error or "",
+                "preview": _preview(r.text),
+            }
+            for r in owed
+        ]
 
     def _note_transition(self, health: PlatformHealth, now: float) -> None:
         before = self._last.get(health.platform)
@@ -279,6 +303,11 @@ class Watchdog:
                 delivered += 1
                 log.info("delivered %s on retry %d", owed.delivery_key, owed.attempts)
         return delivered
+
+
+def _preview(text: str) -> str:
+    line = " ".join(text.split())  # stored redacted
+    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 
 def _duration(seconds: float) -> str:
