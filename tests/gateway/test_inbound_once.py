@@ -5,11 +5,14 @@ first runner recorded but never began."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
-from conftest import StartGateway
 from herald.gateway.runner import GatewayRunner
 from herald.testing.fake_llm import FakeLLMServer, Reply
+
+StartGateway = Callable[..., Awaitable[Any]]  # the start_gateway fixture (conftest.py)
 
 
 async def test_an_answered_event_is_seen_by_this_runner_and_the_next(

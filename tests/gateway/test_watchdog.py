@@ -5,13 +5,15 @@ home channel, and owed replies retried from the outbox."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from conftest import StartGateway
 from herald.gateway.contracts import EventSink, SendResult
 from herald.gateway.health import Rhythm
 from herald.gateway.testing import LoopbackAdapter, SendScript
 from herald.gateway.watchdog import Watchdog
+
+StartGateway = Callable[..., Awaitable[Any]]  # the start_gateway fixture (conftest.py)
 
 
 class Clock:
