@@ -27,7 +27,9 @@ def live_pid() -> Iterator[int]:
         proc.wait()
 
 
-def write_status(settings, pid: int, health: list[dict], transitions: list[dict]) -> None:  # type: ignore[no-untyped-def]
+def write_status(  # type: ignore[no-untyped-def]
+    settings, pid: int, health: list[dict], transitions: list[dict], undelivered=()
+) -> None:
     files = RunFiles(settings.home)
     files.dir.mkdir(parents=True, exist_ok=True)
     files.pid_path.write_text(f"{pid}\n")
@@ -41,6 +43,7 @@ def write_status(settings, pid: int, health: list[dict], transitions: list[dict]
             platforms=[h["platform"] for h in health],
             health=health,
             transitions=transitions,
+            undelivered=list(undelivered),
         )
     )
 
@@ -83,6 +86,16 @@ def test_status_shows_each_platform_and_the_transitions(
                 "reason": "no traffic for 41 s",
             }
         ],
+        [
+            {
+                "platform": "telegram",
+                "chat_id": "1001",
+                "created_at": time.time() - 300,
+                "attempts": 4,
+                "last_error": "Bad Gateway",
+                "preview": "Here is the summary you asked for…",
+            }
+        ],
     )
     result = CliRunner().invoke(gateway_cmd.app, ["status"], obj={})
     assert result.exit_code == 3, result.output  # a platform is down
@@ -93,6 +106,11 @@ def test_status_shows_each_platform_and_the_transitions(
     assert "no traffic for 41 s" in telegram and " 3 " in telegram and " 2 " in telegram
     assert any(line.startswith("api") and " ok " in line for line in lines)
     assert any("telegram: ok → down (no traffic for 41 s)" in line for line in lines)
+    assert any(
+        line.strip()
+        == "telegram:1001 5 min ago, 4 tries — Bad Gateway: Here is the summary you asked for…"
+        for line in lines
+    )
 
 
 def test_status_json_is_the_whole_status(gateway_settings, live_pid: int, monkeypatch) -> None:

@@ -5,13 +5,15 @@ home channel, and owed replies retried from the outbox."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from conftest import StartGateway
 from herald.gateway.contracts import EventSink, SendResult
 from herald.gateway.health import Rhythm
 from herald.gateway.testing import LoopbackAdapter, SendScript
 from herald.gateway.watchdog import Watchdog
+
+StartGateway = Callable[..., Awaitable[Any]]  # the start_gateway fixture (conftest.py)
 
 
 class Clock:
@@ -86,11 +88,11 @@ async def test_only_the_silent_platform_is_restarted_with_backoff(
     watchdog.check()  # within the backoff: no second attempt
     await settle(watchdog)
     assert flaky.reconnects == 1
-    clock.now += 20  # 10 * 2: the first failure doubled the wait
+    clock.now += 10  # the first attempt's wait
     watchdog.check()
     await settle(watchdog)
     assert flaky.reconnects == 2
-    clock.now += 39  # the second failure: 40 s
+    clock.now += 19  # the second attempt doubled it: 20 s
     watchdog.check()
     await settle(watchdog)
     assert flaky.reconnects == 2
@@ -99,7 +101,23 @@ async def test_only_the_silent_platform_is_restarted_with_backoff(
     await settle(watchdog)
     assert flaky.reconnects == 3  # this one works
     health = flaky.health.assess()
-    assert health.restarts_last_hour == 1 and health.state != "down"
+    assert health.restarts_last_hour == 1
+    assert (health.state, health.reason) == ("reconnecting", "restarted; waiting for traffic")
+    clock.now += 41  # reconnected into another silence: down again (the wait was 40 s)
+    watchdog.check()
+    await settle(watchdog)
+    assert flaky.reconnects == 4
+    clock.now += 41  # silent again, but the wait has grown to 80 s (the maximum)
+    watchdog.check()
+    await settle(watchdog)
+    assert flaky.reconnects == 4
+    clock.now += 39
+    watchdog.check()
+    await settle(watchdog)
+    assert flaky.reconnects == 5
+    flaky.health.received()  # traffic: ok, and the backoff starts over
+    watchdog.check()
+    assert watchdog._restarts["flaky"].attempts == 0
     assert watchdog.transitions[0].before == "ok" and watchdog.transitions[0].after == "down"
 
 
@@ -160,6 +178,8 @@ async def test_an_owed_reply_waits_while_its_platform_is_down_then_goes_once(
     assert not report.ok
     (owed,) = runner.outbox.undelivered()
     assert owed.state == "failed" and owed.text == "owed text"
+    (shown,) = watchdog.report()["undelivered"]
+    assert (shown["chat_id"], shown["preview"], shown["attempts"]) == ("owner-chat", "owed text", 1)
     clock.now += 41  # loopback is a served platform: silence is no fault; force it down
     for _ in range(5):
         home.health.error("503")
@@ -172,6 +192,35 @@ async def test_an_owed_reply_waits_while_its_platform_is_down_then_goes_once(
     assert runner.outbox.undelivered() == []
     assert await watchdog.retry_owed() == 0
     assert target.chat_id == "owner-chat"
+
+
+async def test_a_hijacked_model_cannot_move_the_home_channel(
+    start_gateway: StartGateway, fake_llm: Any
+) -> None:
+    """The fake model plays an injected attacker in an attended chat: it tries to send the
+    owner's outage notices to its own chat, by command and by file write. Both are refused
+    and the config is unchanged."""
+    from herald.testing.fake_llm import Reply
+
+    runner, chat = await start_gateway({"home_channel": "loopback:owner-chat"})
+    config_path = runner.settings.home.config_path
+    before = config_path.read_text()
+    attack = "herald config set gateway.home_channel telegram:666"
+    fake_llm.enqueue(
+        Reply.tool_call("terminal", {"command": attack}),
+        Reply.tool_call(
+            "write_file",
+            {"path": str(config_path), "content": "gateway:\n  home_channel: telegram:666\n"},
+        ),
+        Reply.text("done"),
+    )
+    result = await chat.inject("summarise this page")
+    assert result.status == "replied"
+    assert config_path.read_text() == before
+    last = fake_llm.model_requests()[-1]
+    results = [str(m.get("content")) for m in last.messages if m.get("role") == "tool"]
+    assert len(results) == 2 and all("owner" in r or "refused" in r.lower() for r in results)
+    assert runner.config.home_channel == "loopback:owner-chat"
 
 
 def _target(chat: str) -> Any:

@@ -145,6 +145,14 @@ def status(
             at = datetime.fromtimestamp(t["at"]).strftime("%H:%M:%S")
             reason = f" ({t['reason']})" if t.get("reason") else ""
             write_stdout(f"  {at} {t['platform']}: {t['from']} → {t['to']}{reason}\n")
+    if info.undelivered:
+        write_stdout("\nundelivered replies (oldest first; retried with backoff):\n")
+        for r in info.undelivered:
+            error = f" — {r['last_error']}" if r.get("last_error") else ""
+            write_stdout(
+                f"  {r['platform']}:{r['chat_id']} {_ago(r.get('created_at'), now)}, "
+                f"{r.get('attempts', 0)} tries{error}: {r.get('preview', '')}\n"
+            )
     if down:
         raise typer.Exit(3)
 

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 STATUS_EVERY = 5.0
 SWEEP_EVERY = 60.0
+LEDGER_DAYS = 7
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -339,12 +340,18 @@ async def _chores(
             watchdog.check()
             report = watchdog.report()
             status.health, status.transitions = report["platforms"], report["transitions"]
+            status.undelivered = report["undelivered"]
         except Exception:  # the watchdog must outlive whatever it watches
             log.exception("the gateway watchdog's check failed")
         status.running_turns = runner.running_turns
         files.write_status(status)
         if time.monotonic() - last_sweep >= SWEEP_EVERY:
             runner.cache.evict()
+            try:  # answered events and settled replies are kept a week, then forgotten
+                runner.inbound.prune(time.time() - LEDGER_DAYS * 86400)
+                runner.outbox.prune(time.time() - LEDGER_DAYS * 86400)
+            except Exception as exc:
+                log.warning("pruning the inbound ledger and the outbox failed: %s", exc)
             last_sweep = time.monotonic()
 
 

@@ -42,12 +42,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_TRANSITIONS = 50
+MAX_UNDELIVERED_SHOWN = 20
+PREVIEW_CHARS = 60
 _BROKEN: frozenset[HealthState] = frozenset({"down", "reconnecting"})
 
 
 @dataclass
 class _Restarts:
-    failures: int = 0
+    attempts: int = 0  # since the platform was last ok: each one doubles the next wait
     next_at: float = 0.0
     task: asyncio.Task[None] | None = None
 
@@ -57,6 +59,7 @@ class _Outage:
     since: float
     reason: str
     noticed: bool = False
+    unreachable_warned: bool = False
 
 
 @dataclass
@@ -101,6 +104,8 @@ class Watchdog:
             self._track_outage(adapter, health, now)
             if health.state == "down" and self.config.watchdog.enabled:
                 self._maybe_restart(adapter, health, now)
+            elif health.state == "ok" and adapter.name in self._restarts:
+                self._restarts[adapter.name].attempts = 0  # traffic again: backoff resets
             report.append(health)
         if self._retrying is None or self._retrying.done():
             self._retrying = asyncio.ensure_future(self.retry_owed())
@@ -134,19 +139,41 @@ class Watchdog:
         return result
 
     def report(self) -> dict[str, Any]:
-        """For status pages (the web dashboard): platforms and recent transitions."""
+        """For status pages (the file behind `herald gateway status`, the dashboard):
+        platforms, recent transitions and the oldest replies still owed."""
         return {
             "platforms": [h.to_dict() for h in self.snapshot()],
             "transitions": [t.to_dict() for t in self.transitions],
+            "undelivered": self.undelivered(),
         }
+
+    def undelivered(self, limit: int = MAX_UNDELIVERED_SHOWN) -> list[dict[str, Any]]:
+        """The oldest owed replies: where, since when, tries, last error, a preview."""
+        try:
+            owed = self.runner.outbox.undelivered()[:limit]
+        except Exception as exc:  # the store is closing
+            log.debug("could not list undelivered replies: %s", exc)
+            return []
+        return [
+            {
+                "platform": r.platform,
+                "chat_id": r.chat_id,
+                "created_at": r.created_at,
+                "attempts": r.attempts,
+                "next_attempt_at": r.next_attempt_at,
+                "last_error": r.last_error or "",
+                "preview": _preview(r.text),
+            }
+            for r in owed
+        ]
 
     def _note_transition(self, health: PlatformHealth, now: float) -> None:
         before = self._last.get(health.platform)
         if before == health.state:
             return
         self._last[health.platform] = health.state
-        if before is None and health.state in ("starting", "ok"):
-            return  # the first look at a healthy platform is not news
+        if before in (None, "starting") and health.state in ("starting", "ok"):
+            return  # a platform coming up as expected is not news
         self.transitions.append(
             Transition(now, health.platform, before or "-", health.state, health.reason)
         )
@@ -171,17 +198,21 @@ class Watchdog:
         restarts.task = asyncio.ensure_future(self._restart(adapter, health.reason, restarts))
 
     async def _restart(self, adapter: PlatformAdapter, reason: str, restarts: _Restarts) -> None:
+        """One attempt. Until traffic flows again every attempt doubles the wait before
+        the next, whether it raised or reconnected into another silence."""
         settings = self.config.watchdog
+        restarts.attempts += 1
+        wait = min(
+            settings.restart_backoff * 2 ** min(restarts.attempts - 1, 20),
+            settings.restart_backoff_max,
+        )
+        restarts.next_at = self.clock() + wait
         log.warning("restarting platform %s: %s", adapter.name, reason)
         try:
             await adapter.reconnect(self.runner)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            restarts.failures += 1
-            wait = min(
-                settings.restart_backoff * 2**restarts.failures, settings.restart_backoff_max
-            )
             restarts.next_at = self.clock() + wait
             adapter.health.error(f"restart failed: {exc}")
             log.warning(
@@ -189,9 +220,7 @@ class Watchdog:
             )
             return
         adapter.health.restarted()
-        restarts.failures = 0
-        restarts.next_at = self.clock() + settings.restart_backoff
-        log.info("platform %s restarted", adapter.name)
+        log.info("platform %s restarted; waiting for traffic", adapter.name)
 
     # ---- the owner's notices ------------------------------------------------------------------
 
@@ -204,6 +233,7 @@ class Watchdog:
             outage.reason = health.reason or outage.reason
             if not outage.noticed and now - outage.since >= self.config.down_notice_after:
                 outage.noticed = self._notify(
+                    outage,
                     adapter.name,
                     f"⚠️ Herald's {adapter.name} connection has been down for "
                     f"{_duration(now - outage.since)}: {outage.reason}. Herald keeps "
@@ -213,12 +243,13 @@ class Watchdog:
             del self._outages[adapter.name]
             if outage.noticed:
                 self._notify(
+                    outage,
                     adapter.name,
                     f"✅ Herald's {adapter.name} connection is back after "
                     f"{_duration(now - outage.since)}.",
                 )
 
-    def _notify(self, about: str, text: str) -> bool:
+    def _notify(self, outage: _Outage, about: str, text: str) -> bool:
         """Send `text` to the home channel if it is another platform that works now.
         True when a send was started (the notice is owed from then on, in the outbox)."""
         channel = self.config.home_channel
@@ -227,9 +258,14 @@ class Watchdog:
         platform, _, chat = channel.partition(":")
         adapter = self.runner.adapters.get(platform)
         if platform == about or adapter is None or not adapter.push_replies:
-            log.warning(
-                "cannot tell the owner about %s: home channel %s is not usable", about, channel
-            )
+            if not outage.unreachable_warned:  # once per outage, not on every check
+                outage.unreachable_warned = True
+                log.warning(
+                    "cannot tell the owner about %s: the home channel %s is %s",
+                    about,
+                    channel,
+                    "on that platform" if platform == about else "not a connected chat platform",
+                )
             return False
         if adapter.health.assess().state not in ("ok", "degraded"):
             return False  # try again on the next check
@@ -267,6 +303,11 @@ class Watchdog:
                 delivered += 1
                 log.info("delivered %s on retry %d", owed.delivery_key, owed.attempts)
         return delivered
+
+
+def _preview(text: str) -> str:
+    line = " ".join(text.split())  # stored redacted
+    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 
 def _duration(seconds: float) -> str:

@@ -35,6 +35,7 @@ class GatewayStatus:
     # receive/send, restarts in the last hour, undelivered replies.
     health: list[dict[str, Any]] = field(default_factory=list)
     transitions: list[dict[str, Any]] = field(default_factory=list)  # newest last
+    undelivered: list[dict[str, Any]] = field(default_factory=list)  # oldest first
 
 
 class RunFiles:

@@ -7,12 +7,12 @@ here with the client library it needs (skipped where that library is missing).
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Gateway, PlatformHarness, contract_settings
+from harness import Gateway, PlatformHarness, StartGateway, contract_settings
 
 from herald.safety import clear_secret_values
 from herald.testing.fake_llm import FakeLLMServer
@@ -22,8 +22,6 @@ HARNESSES: dict[str, tuple[str, str, str]] = {
     "telegram": ("telegram_harness", "TelegramHarness", "telegram"),
     "signal": ("signal_harness", "SignalHarness", "httpx"),
 }
-
-StartGateway = Callable[..., Awaitable[Gateway]]
 
 
 @pytest.fixture(params=sorted(HARNESSES))

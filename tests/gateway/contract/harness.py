@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -257,6 +257,9 @@ class Gateway:
         return await asyncio.wait_for(self.task, 30)
 
 
+StartGateway = Callable[..., Awaitable["Gateway"]]  # the `gateway` fixture
+
+
 def model_user_texts(fake_llm: FakeLLMServer) -> list[str]:
     return [r.last_user_text or "" for r in fake_llm.model_requests()]
 
@@ -267,6 +270,7 @@ __all__ = [
     "Gateway",
     "PlatformHarness",
     "Sent",
+    "StartGateway",
     "Where",
     "contract_settings",
     "model_user_texts",

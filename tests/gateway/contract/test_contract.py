@@ -4,9 +4,8 @@ against its fake server, and the fake model. One run per platform in `HARNESSES`
 
 from __future__ import annotations
 
-from harness import LONG_REPLY, PlatformHarness, model_user_texts
+from harness import LONG_REPLY, PlatformHarness, StartGateway, model_user_texts
 
-from conftest import StartGateway
 from herald.gateway.splitting import split_message
 from herald.testing.fake_llm import FakeLLMServer
 

@@ -11,9 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from harness import Gateway, PlatformHarness
-
-from conftest import StartGateway
+from harness import Gateway, PlatformHarness, StartGateway
 
 pytestmark = pytest.mark.slow
 

@@ -188,6 +188,8 @@ class TelegramAdapter(PlatformAdapter):
             return
         try:
             await self._stop_polling()
+            if self._retiring:  # clients replaced by reconnects, still closing
+                await asyncio.gather(*self._retiring, return_exceptions=True)
             await self._confirm_offset(app)
             if app.running:
                 await app.stop()
@@ -460,7 +462,8 @@ class TelegramAdapter(PlatformAdapter):
         if isinstance(error, Conflict):
             reason = "another process is polling with this bot token"
         else:
-            reason = f"getUpdates failed: {getattr(error, 'message', None) or error!r}"
+            detail = getattr(error, "message", None) or repr(error)
+            reason = f"getUpdates failed: {detail}"
         self.health.error(reason)
         log.warning("telegram: %s; retrying", reason)
 

@@ -126,6 +126,9 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
             item["last_error"] = self.redact(str(item.get("last_error") or ""))
         for item in data.get("transitions", []):
             item["reason"] = self.redact(str(item.get("reason") or ""))
+        for item in data.get("undelivered", []):
+            item["preview"] = self.redact(str(item.get("preview") or ""))
+            item["last_error"] = self.redact(str(item.get("last_error") or ""))
         return data
 
     # ---- capabilities ---------------------------------------------------------------------

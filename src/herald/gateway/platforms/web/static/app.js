@@ -350,6 +350,12 @@
       const when = new Date(t.at * 1000).toLocaleTimeString();
       list.append(el("li", null, when + "  " + t.platform + ": " + t.from + " → " + t.to + (t.reason ? " (" + t.reason + ")" : "")));
     });
+    const owed = $("dash-undelivered");
+    owed.replaceChildren();
+    ((report && report.undelivered) || []).forEach((r) => {
+      owed.append(el("li", null, "Undelivered to " + r.platform + ":" + r.chat_id + ", " + ago(r.created_at) + ", " +
+        r.attempts + " tries" + (r.last_error ? " — " + r.last_error : "") + ": " + r.preview));
+    });
   }
   async function loadDashboard() {
     const data = await api("/api/dashboard?days=" + $("dash-days").value);
