@@ -59,9 +59,7 @@ def _module_constants(tree: ast.Module) -> list[ast.Constant]:
     return out
 
 
-def _string_imports(
-    node: ast.Call, tree: ast.Module, modules: dict[str, Path]
-) -> list[str]:
+def _string_imports(node: ast.Call, tree: ast.Module, modules: dict[str, Path]) -> list[str]:
     """What an `import_module(...)`/`__import__(...)` call may import: a literal names its
     module; an f-string every module under its literal prefix; anything else (a variable,
     an attribute, a lookup) every module named by a string in the module-level constants."""
@@ -74,7 +72,9 @@ def _string_imports(
         return [arg.value]
     if isinstance(arg, ast.JoinedStr):
         head = arg.values[0] if arg.values else None
-        prefix = head.value if isinstance(head, ast.Constant) and isinstance(head.value, str) else ""
+        prefix = (
+            head.value if isinstance(head, ast.Constant) and isinstance(head.value, str) else ""
+        )
         return [m for m in modules if prefix and m.startswith(prefix)]
     return [c.value for c in _module_constants(tree) if c.value in modules]
 
