@@ -43,7 +43,7 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
-IMPORTERS = frozenset({"import_module", "__import__"})
+IMPORTERS = frozenset({"import_module", "__import__", "lazy_exports"})
 
 
 def _module_constants(tree: ast.Module) -> list[ast.Constant]:

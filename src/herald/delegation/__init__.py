@@ -4,19 +4,51 @@ parent's human, interrupts that cascade, timeouts that keep partial work, costs 
 roll up) and optionally forked from the parent's exact request to share its prompt
 cache."""
 
-from herald.delegation.board import Board, ChildRecord, board
-from herald.delegation.commands import agents_command
-from herald.delegation.fork import FORK_PLACEHOLDER, fork_seed
-from herald.delegation.policy import (
-    DELEGATE_SOURCE,
-    DELEGATE_TOOL,
-    MAX_LINEAGE_HOPS,
-    ChildRules,
-    ChildToolGate,
-    delegation_depth,
-)
-from herald.delegation.report import ChildReport
-from herald.delegation.runner import Delegation, TaskSpec
+from typing import TYPE_CHECKING
+
+from herald.lazy import lazy_exports
+
+if TYPE_CHECKING:  # for type checkers; at run time each name loads on first use
+    from herald.delegation.board import Board, ChildRecord, board
+    from herald.delegation.commands import agents_command
+    from herald.delegation.fork import FORK_PLACEHOLDER, fork_seed
+    from herald.delegation.policy import (
+        DELEGATE_SOURCE,
+        DELEGATE_TOOL,
+        MAX_LINEAGE_HOPS,
+        ChildRules,
+        ChildToolGate,
+        delegation_depth,
+    )
+    from herald.delegation.report import ChildReport
+    from herald.delegation.runner import Delegation, TaskSpec
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "herald.delegation.board": (
+        "Board",
+        "ChildRecord",
+        "board",
+    ),
+    "herald.delegation.commands": ("agents_command",),
+    "herald.delegation.fork": (
+        "FORK_PLACEHOLDER",
+        "fork_seed",
+    ),
+    "herald.delegation.policy": (
+        "DELEGATE_SOURCE",
+        "DELEGATE_TOOL",
+        "MAX_LINEAGE_HOPS",
+        "ChildRules",
+        "ChildToolGate",
+        "delegation_depth",
+    ),
+    "herald.delegation.report": ("ChildReport",),
+    "herald.delegation.runner": (
+        "Delegation",
+        "TaskSpec",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "DELEGATE_SOURCE",
