@@ -7,7 +7,9 @@ and then an answer. Per run it measures:
 - time to first request: from just before the process is spawned to the moment
   the fake server received the first model request (both wall-clock seconds);
 - total wall time of the process;
-- peak RSS of the process (its own `ru_maxrss` via `os.wait4`).
+- peak RSS of the process (its own `ru_maxrss` via `os.wait4`);
+- CPU seconds of the process (user + system, also from `os.wait4`): steadier than
+  wall time on a machine other work is loading.
 
 Bytecode: the children may write `.pyc` files (`PYTHONDONTWRITEBYTECODE` is
 dropped) into a temporary `PYTHONPYCACHEPREFIX`, filled by a warm-up run, so a
@@ -108,7 +110,7 @@ def import_report(
     }
 
 
-def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int]:
+def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int, float]:
     """(start wall time, elapsed seconds, peak RSS in MB, exit status) of one process."""
     started = time.time()
     t0 = time.perf_counter()
@@ -123,7 +125,8 @@ def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float, fl
     proc.stderr.close()
     if proc.returncode != 0:
         sys.stderr.write(err.decode(errors="replace"))
-    return started, elapsed, usage.ru_maxrss / 1024.0, proc.returncode
+    cpu = usage.ru_utime + usage.ru_stime
+    return started, elapsed, usage.ru_maxrss / 1024.0, proc.returncode, cpu
 
 
 def child_env(base: dict[str, str], **extra: str) -> dict[str, str]:
@@ -139,7 +142,7 @@ def one_shot(
     settings = make_home(root, fake_model_config(server, api, **model))
     env = child_env(base_env, HERALD_HOME=str(settings.home.root))
     argv = [*herald_command(), "chat", "-q", "Make an empty todo list, then say done."]
-    started, elapsed, rss, code = run_measured(argv, env)
+    started, elapsed, rss, code, cpu = run_measured(argv, env)
     if code != 0:
         raise SystemExit(f"herald chat -q failed with exit status {code}")
     requests = server.model_requests()
@@ -149,17 +152,24 @@ def one_shot(
         "first_request_s": requests[0].timestamp - started,
         "wall_s": elapsed,
         "peak_rss_mb": rss,
+        "cpu_s": cpu,
     }
 
 
 def version_time(env: dict[str, str]) -> float:
-    _, elapsed, _, code = run_measured([*herald_command(), "--version"], env)
+    _, elapsed, _, code, _ = run_measured([*herald_command(), "--version"], env)
     if code != 0:
         raise SystemExit("herald --version failed")
     return elapsed
 
 
-FIGURES = {"first_request_s": "s", "wall_s": "s", "peak_rss_mb": "MB", "version_s": "s"}
+FIGURES = {
+    "first_request_s": "s",
+    "wall_s": "s",
+    "cpu_s": "s",
+    "peak_rss_mb": "MB",
+    "version_s": "s",
+}
 
 
 def measure_variant(
