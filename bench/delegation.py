@@ -25,6 +25,7 @@ from herald.engine import Agent, AgentOptions, ExitReason
 from herald.state import StateStore
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import fake_model_config, make_home
+from herald.toolbox import builtin_tools
 
 DIRECTIVE = "[Herald: you are sub-agent"
 
@@ -61,7 +62,13 @@ def one_run(children: int, mode: str, root: Path) -> dict[str, float]:
         store = StateStore(settings.home.state_db)
         work = root / "work"
         work.mkdir(exist_ok=True)
-        agent = Agent.from_settings(settings, store, options=AgentOptions(cwd=str(work)))
+        agent = Agent.open(
+            settings,
+            store,
+            source="cli",
+            tools=builtin_tools(),
+            options=AgentOptions(cwd=str(work)),
+        )
         started = time.perf_counter()
         result = agent.start_turn("fan out").result(timeout=300)
         wall = time.perf_counter() - started

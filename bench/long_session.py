@@ -39,6 +39,7 @@ from herald.engine import Agent, AgentOptions, ExitReason, TurnCallbacks
 from herald.state import StateStore
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import fake_model_config, make_home, merge
+from herald.toolbox import builtin_tools
 
 
 def is_summarizer(req) -> bool:
@@ -137,10 +138,12 @@ def main() -> None:
         store = StateStore(settings.home.state_db)
 
         def new_agent(session_id: str | None = None) -> Agent:
-            return Agent.from_settings(
+            return Agent.open(
                 settings,
                 store,
                 session_id=session_id,
+                source="cli",
+                tools=builtin_tools(),
                 options=AgentOptions(cwd=str(work), max_iterations=args.iterations + 5),
                 callbacks=TurnCallbacks(on_status=statuses.append),
             )
@@ -235,7 +238,9 @@ def deferred_bytes() -> None:
             config = merge(fake_model_config(server), {"toolsets": {"deferred": deferred}})
             settings = make_home(Path(tmp) / label.replace(" ", "-"), config)
             store = StateStore(settings.home.state_db)
-            agent = Agent.from_settings(settings, store, options=AgentOptions(cwd=tmp))
+            agent = Agent.open(
+                settings, store, source="cli", tools=builtin_tools(), options=AgentOptions(cwd=tmp)
+            )
             agent.run_turn("hello")
             request = server.model_requests()[-1]
             row = store.list_usage(agent.session_id)[-1]

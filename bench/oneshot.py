@@ -7,12 +7,20 @@ and then an answer. Per run it measures:
 - time to first request: from just before the process is spawned to the moment
   the fake server received the first model request (both wall-clock seconds);
 - total wall time of the process;
-- peak RSS of the process (its own `ru_maxrss` via `os.wait4`).
+- peak RSS of the process (its own `ru_maxrss` via `os.wait4`);
+- CPU seconds of the process (user + system, also from `os.wait4`): steadier than
+  wall time on a machine other work is loading.
 
 Bytecode: the children may write `.pyc` files (`PYTHONDONTWRITEBYTECODE` is
 dropped) into a temporary `PYTHONPYCACHEPREFIX`, filled by a warm-up run, so a
 run costs what it costs an installed Herald, not a recompile of every module.
 `--no-bytecode` measures the compile-every-time case instead.
+
+One more run (not timed) is made under `python -X importtime`: the modules a
+one-shot imports, how many are Herald's, per Herald package, and whether any of
+cron, kanban, MCP, delegation or the gateway was imported (issue 32: a one-shot
+imports none of them unless they are enabled for its turn). `--imports` prints the
+Herald modules one per line as well.
 
 It also times `herald --version` cold. Medians over the runs are printed, one
 line per figure; `--json` prints them as one JSON object (save one run on the
@@ -40,14 +48,69 @@ from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import fake_model_config, make_home
 
 
-def herald_command() -> list[str]:
+def herald_command(*flags: str) -> list[str]:
     script = shutil.which("herald")
     if script:
-        return [sys.executable, script]
-    return [sys.executable, "-c", "import sys; from herald.cli import main; sys.exit(main())"]
+        return [sys.executable, *flags, script]
+    return [
+        sys.executable,
+        *flags,
+        "-c",
+        "import sys; from herald.cli import main; sys.exit(main())",
+    ]
 
 
-def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int]:
+NOT_IN_A_ONESHOT = (
+    "herald.cron",
+    "herald.kanban",
+    "herald.mcp",
+    "herald.delegation",
+    "herald.gateway",
+)
+
+
+def imported_modules(stderr: str) -> list[tuple[str, int]]:
+    """(module, cumulative microseconds) from `-X importtime` output, in import order."""
+    out = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _self, cumulative, name = line.removeprefix("import time:").split("|", 2)
+        out.append((name.strip(), int(cumulative)))
+    return out
+
+
+def import_report(
+    server: FakeLLMServer, root: Path, api: str, base_env: dict[str, str], listing: bool
+) -> dict[str, Any]:
+    server.reset()
+    server.enqueue(Reply.tool_call("todo", {"todos": []}), Reply.text("Done."))
+    settings = make_home(root, fake_model_config(server, api))
+    env = child_env(base_env, HERALD_HOME=str(settings.home.root))
+    argv = [*herald_command("-X", "importtime"), "chat", "-q", "Make an empty todo list."]
+    proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"herald chat -q failed: {proc.stderr[-2000:]}")
+    modules = imported_modules(proc.stderr)
+    names = [name for name, _ in modules]
+    herald = [n for n in names if n == "herald" or n.startswith("herald.")]
+    packages: dict[str, int] = {}
+    for name in herald:
+        package = ".".join(name.split(".")[:2])
+        packages[package] = packages.get(package, 0) + 1
+    unwanted = sorted(n for n in herald if n.startswith(NOT_IN_A_ONESHOT))
+    if listing:
+        for name in herald:
+            print(f"    {name}")
+    return {
+        "modules": len(names),
+        "herald_modules": len(herald),
+        "packages": dict(sorted(packages.items(), key=lambda kv: -kv[1])),
+        "unwanted": unwanted,
+    }
+
+
+def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, int, float]:
     """(start wall time, elapsed seconds, peak RSS in MB, exit status) of one process."""
     started = time.time()
     t0 = time.perf_counter()
@@ -62,7 +125,8 @@ def run_measured(argv: list[str], env: dict[str, str]) -> tuple[float, float, fl
     proc.stderr.close()
     if proc.returncode != 0:
         sys.stderr.write(err.decode(errors="replace"))
-    return started, elapsed, usage.ru_maxrss / 1024.0, proc.returncode
+    cpu = usage.ru_utime + usage.ru_stime
+    return started, elapsed, usage.ru_maxrss / 1024.0, proc.returncode, cpu
 
 
 def child_env(base: dict[str, str], **extra: str) -> dict[str, str]:
@@ -78,7 +142,7 @@ def one_shot(
     settings = make_home(root, fake_model_config(server, api, **model))
     env = child_env(base_env, HERALD_HOME=str(settings.home.root))
     argv = [*herald_command(), "chat", "-q", "Make an empty todo list, then say done."]
-    started, elapsed, rss, code = run_measured(argv, env)
+    started, elapsed, rss, code, cpu = run_measured(argv, env)
     if code != 0:
         raise SystemExit(f"herald chat -q failed with exit status {code}")
     requests = server.model_requests()
@@ -88,17 +152,24 @@ def one_shot(
         "first_request_s": requests[0].timestamp - started,
         "wall_s": elapsed,
         "peak_rss_mb": rss,
+        "cpu_s": cpu,
     }
 
 
 def version_time(env: dict[str, str]) -> float:
-    _, elapsed, _, code = run_measured([*herald_command(), "--version"], env)
+    _, elapsed, _, code, _ = run_measured([*herald_command(), "--version"], env)
     if code != 0:
         raise SystemExit("herald --version failed")
     return elapsed
 
 
-FIGURES = {"first_request_s": "s", "wall_s": "s", "peak_rss_mb": "MB", "version_s": "s"}
+FIGURES = {
+    "first_request_s": "s",
+    "wall_s": "s",
+    "cpu_s": "s",
+    "peak_rss_mb": "MB",
+    "version_s": "s",
+}
 
 
 def measure_variant(
@@ -123,6 +194,7 @@ def main() -> None:
         "with this one, A B A B, and print the ratios pair by pair",
     )
     parser.add_argument("--no-bytecode", action="store_true", help="children compile every module")
+    parser.add_argument("--imports", action="store_true", help="list the Herald modules imported")
     args = parser.parse_args()
 
     variants: list[tuple[str, str | None, dict[str, str]]] = []
@@ -139,6 +211,7 @@ def main() -> None:
         }
         for name, transport, env in variants:  # warm-up: OS file cache and bytecode cache
             measure_variant(srv, Path(tmp) / f"warmup-{name}", args.api, transport, env)
+        imports = import_report(srv, Path(tmp) / "imports", args.api, base_env, args.imports)
         for index in range(args.runs):
             for name, transport, env in variants:
                 run = measure_variant(srv, Path(tmp) / f"{name}{index}", args.api, transport, env)
@@ -146,6 +219,8 @@ def main() -> None:
                     samples[name][key].append(value)
     result: dict[str, Any] = {key: statistics.median(v) for key, v in samples["this"].items()}
     result["runs"] = args.runs
+    result["modules"] = imports["modules"]
+    result["herald_modules"] = imports["herald_modules"]
     if args.json:
         print(json.dumps(result))
         return
@@ -169,6 +244,15 @@ def main() -> None:
                 f"   before {baseline[key]:8.3f} {unit}   ratio {result[key] / baseline[key]:.2f}x"
             )
         print(line)
+    before = f" (before: {baseline['modules']})" if baseline and "modules" in baseline else ""
+    print(f"  modules imported {imports['modules']}{before}, Herald's {imports['herald_modules']}")
+    top = ", ".join(f"{name} {n}" for name, n in list(imports["packages"].items())[:12])
+    print(f"  Herald modules by package: {top}")
+    unwanted = imports["unwanted"]
+    print(
+        "  cron, kanban, MCP, delegation, gateway modules imported: "
+        + (", ".join(unwanted) if unwanted else "none")
+    )
 
 
 if __name__ == "__main__":

@@ -31,10 +31,10 @@ from herald.engine import Agent, AgentOptions, ExitReason
 from herald.state import StateStore
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import fake_model_config, make_home
-from herald.toolbox import default_registry
+from herald.toolbox import builtin_tools
 from herald.tools import ERROR_PREFIX
 
-registry = default_registry()
+registry = builtin_tools()  # the bench's tools, as a surface composes them
 
 # Tool modules that may not be imported by `herald.tools` yet; each self-registers.
 OPTIONAL_TOOL_MODULES = (
@@ -110,7 +110,7 @@ def in_process_turn(
         )
         store = StateStore(settings.home.state_db)
         options = AgentOptions(max_iterations=iterations + 5, cwd=str(work))
-        agent = Agent.from_settings(settings, store, options=options)
+        agent = Agent.open(settings, store, source="cli", tools=registry, options=options)
         _attach_environment(agent, work)
         server.reset()
         server.enqueue(*[make_call(i, work) for i in range(iterations)], Reply.text("done"))

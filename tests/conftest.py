@@ -42,6 +42,7 @@ def make_agent(tmp_path: Path, fake_llm: FakeLLMServer):
     from herald.engine import Agent, AgentOptions
     from herald.state import StateStore
     from herald.testing.homes import fake_model_config, make_home, merge
+    from herald.toolbox import builtin_tools
 
     opened: list[Any] = []
 
@@ -64,13 +65,14 @@ def make_agent(tmp_path: Path, fake_llm: FakeLLMServer):
             workdir = tmp_path / "work"
             workdir.mkdir(exist_ok=True)
             options["cwd"] = str(workdir)
-        agent = Agent.from_settings(
+        agent = Agent.open(
             settings,
             store,
             session_id=session_id,
+            source=options.pop("source", "cli"),
             options=AgentOptions(**options),
             callbacks=callbacks,
-            registry=registry,
+            tools=registry if registry is not None else builtin_tools(),
         )
         opened.append(agent)
         return agent

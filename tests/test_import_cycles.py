@@ -43,15 +43,54 @@ def _resolve(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
+IMPORTERS = frozenset({"import_module", "__import__", "lazy_exports"})
+
+
+def _module_constants(tree: ast.Module) -> list[ast.Constant]:
+    """The string constants in the module-level assignments (tables of module names)."""
+    out: list[ast.Constant] = []
+    for statement in tree.body:
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+            out += [
+                n
+                for n in ast.walk(statement.value)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            ]
+    return out
+
+
+def _string_imports(node: ast.Call, tree: ast.Module, modules: dict[str, Path]) -> list[str]:
+    """What an `import_module(...)`/`__import__(...)` call may import: a literal names its
+    module; an f-string every module under its literal prefix; anything else (a variable,
+    an attribute, a lookup) every module named by a string in the module-level constants."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name not in IMPORTERS or not node.args:
+        return []
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return [arg.value]
+    if isinstance(arg, ast.JoinedStr):
+        head = arg.values[0] if arg.values else None
+        prefix = (
+            head.value if isinstance(head, ast.Constant) and isinstance(head.value, str) else ""
+        )
+        return [m for m in modules if prefix and m.startswith(prefix)]
+    return [c.value for c in _module_constants(tree) if c.value in modules]
+
+
 def import_edges(root: Path = ROOT) -> dict[str, dict[str, int]]:
     """module -> {imported module: line of the first import of it}."""
     modules = _modules(root)
     edges: dict[str, dict[str, int]] = {m: {} for m in modules}
     for module, path in modules.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
             targets: list[str] = []
-            if isinstance(node, ast.Import):
+            if isinstance(node, ast.Call):
+                targets = _string_imports(node, tree, modules)
+            elif isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 base = node.module or ""
@@ -119,8 +158,54 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+# DESIGN.md's layer table, unit by unit (a module belongs to the longest unit naming it);
+# each unit imports only from its own layer and the layers below. Mirrors DESIGN.md, plus
+# what it does not list yet: herald.checkpoints (L0: workdir snapshots the tools' write
+# step takes, on config alone), herald.testing (fakes and homes for tests and benches,
+# above every layer, imported by nothing in src) and herald.__main__ (the entry point).
+LAYERS: dict[str, int] = {
+    "herald": 0,  # the package's own __init__: the version, nothing else
+    "herald.safety": 0,
+    "herald.environments": 0,
+    "herald.config": 0,
+    "herald.checkpoints": 0,
+    "herald.providers": 1,
+    "herald.tools": 2,
+    "herald.skills": 2,
+    "herald.memory": 2,
+    "herald.kanban": 2,
+    "herald.plugins": 2,
+    "herald.mcp": 2,
+    "herald.context": 3,
+    "herald.engine": 4,
+    "herald.cron": 5,
+    "herald.kanban.dispatch": 5,
+    "herald.delegation": 5,
+    "herald.state": 5,
+    "herald.cli": 6,
+    "herald.gateway": 6,
+    "herald.mcp.server": 6,
+    "herald.acp": 6,
+    "herald.toolbox": 6,
+    "herald.__main__": 6,
+    "herald.testing": 7,
+}
+
+
+def _unit(module: str) -> str:
+    """The layer-table unit `module` belongs to (the longest that names it)."""
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:n])
+        if candidate in LAYERS:
+            return candidate
+    raise KeyError(module)
+
+
 def _package(module: str) -> str:
-    return ".".join(module.split(".")[:2])
+    """The unit of the package-level checks: a layer-table unit (herald.mcp.server apart
+    from herald.mcp, herald.kanban.dispatch apart from herald.kanban: different layers)."""
+    return _unit(module)
 
 
 def _report(found: list[list[str]], root: Path = ROOT, base: Path = SRC.parent) -> str:
@@ -159,11 +244,25 @@ def test_every_kind_of_import_counts(tmp_path: Path):
         "c.py": "import demo.d as d\n",
         "d.py": "import demo.c\n",
         "e.py": "import demo.sub.y as y\n",
+        # named by string: a literal, a module-level table, an f-string's literal prefix
+        "f.py": "import importlib\ndef f():\n    importlib.import_module('demo.g')\n",
+        "g.py": "import demo.f\n",
+        "h.py": "import importlib\nMODS = ('demo.i',)\ndef f(i):\n    importlib.import_module(MODS[i])\n",
+        "i.py": "def f():\n    import demo.h\n",
+        "j.py": "def f(n):\n    __import__(f'demo.sub.{n}')\n",
+        "sub/z.py": "import demo.j\n",
     }
     for name, text in files.items():
         (pkg / name).write_text(text, encoding="utf-8")
     found = cycles(module_graph(pkg))
-    assert sorted(found) == [["demo.a", "demo.b"], ["demo.c", "demo.d"], ["demo.sub", "demo.sub.x"]]
+    assert sorted(found) == [
+        ["demo.a", "demo.b"],
+        ["demo.c", "demo.d"],
+        ["demo.f", "demo.g"],
+        ["demo.h", "demo.i"],
+        ["demo.j", "demo.sub.z"],
+        ["demo.sub", "demo.sub.x"],
+    ]
     report = _report(found, pkg, tmp_path)
     assert f"demo.b -> demo.a  ({Path('demo', 'b.py')}:3)" in report
     assert "demo.e" not in report
@@ -180,6 +279,45 @@ def test_no_cycles_between_packages():
         here = _package(module)
         graph.setdefault(here, set()).update(_package(t) for t in targets if _package(t) != here)
     assert cycles(graph) == []
+
+
+def test_every_import_respects_the_layer_table():
+    """A module imports only from its own layer and the layers below (DESIGN.md's table,
+    mirrored in LAYERS), counting every kind of import the cycle checks count."""
+    upward = []
+    for module, targets in sorted(import_edges().items()):
+        here = LAYERS[_unit(module)]
+        for target, line in sorted(targets.items()):
+            there = LAYERS[_unit(target)]
+            if there > here:
+                upward.append(f"{module} (L{here}) -> {target} (L{there}), line {line}")
+    assert upward == [], "imports that reach up a layer:\n" + "\n".join(upward)
+
+
+def test_every_module_has_a_layer():
+    missing = []
+    for module in _modules():
+        try:
+            _unit(module)
+        except KeyError:
+            missing.append(module)
+    assert missing == [], f"not in the layer table (LAYERS): {missing}"
+
+
+def test_the_engine_never_names_the_composition_root():
+    """The engine gets its tools from the surface: no import of herald.toolbox or of a
+    capability's tool module, by any mechanism (the walk counts string imports)."""
+    engine = {m: t for m, t in import_edges().items() if _unit(m) == "herald.engine"}
+    capability_modules = {
+        "herald.toolbox",
+        "herald.cron.tool",
+        "herald.delegation.tool",
+        "herald.kanban.tools",
+        "herald.skills.tools",
+        "herald.memory.tool",
+    }
+    reached = {(m, t) for m, targets in engine.items() for t in targets if t in capability_modules}
+    assert reached == set()
 
 
 def test_no_cycles_inside_the_engine():

@@ -1,56 +1,135 @@
-"""The composition root for tools: every capability's declared tools, assembled once.
+"""The composition root for tools: which capabilities a surface's agents may use.
 
 Capability packages export their tools as values (a tuple ``TOOLS`` of
 `ToolSpec`, usually built with `herald.tools.tool`); nothing registers by being
-imported. `default_registry()` adds the modules listed in
-``CAPABILITY_MODULES`` to the process registry the first time it is asked for.
-A new capability adds one line there.
+imported, and there is no process-wide registry. A surface asks for a registry
+(`builtin_tools`, or `agent_tools` with the configured MCP servers' tools over
+it), owns it, and hands it to `Agent.open(..., tools=...)`; the engine never
+imports this module or any capability.
+
+Each capability is named here with the tools it gives, so a registry knows every
+tool's name and toolset without importing anything: a capability's module is
+imported the first time one of its tools is looked up (a turn offers it, or a
+call runs it). A one-shot that offers no kanban tool never imports kanban.
+
+A new capability is one line in ``CAPABILITIES``:
+``Capability("herald.pkg.tools", "toolset", ("tool_a", "tool_b"))``.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from herald.tools import ToolRegistry
+from herald.tools.registry import ToolRegistry
 
-# Modules that export ``TOOLS``; imported lazily, in this order.
-CAPABILITY_MODULES: tuple[str, ...] = (
-    "herald.tools.todo",
-    "herald.tools.clarify",
-    "herald.tools.file_tools",
-    "herald.tools.search_files",
-    "herald.tools.terminal",
-    "herald.tools.process",
-    "herald.tools.web",
-    "herald.tools.execute_code",
-    "herald.tools.browser",
-    "herald.tools.vision",
-    "herald.skills.tools",
-    "herald.memory.session_search",
-    "herald.memory.tool",
-    "herald.kanban.tools",
-    "herald.cron.tool",
-    "herald.delegation.tool",
+if TYPE_CHECKING:
+    from herald.config import Settings
+    from herald.tools import ToolSpec
+
+
+@dataclass(frozen=True)
+class Capability:
+    """A module exporting ``TOOLS``, and the names and toolset of those tools."""
+
+    module: str
+    toolset: str
+    tools: tuple[str, ...]
+
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability("herald.tools.todo", "core", ("todo",)),
+    Capability("herald.tools.clarify", "core", ("clarify",)),
+    Capability("herald.tools.file_tools", "file", ("read_file", "write_file", "patch")),
+    Capability("herald.tools.search_files", "file", ("search_files",)),
+    Capability("herald.tools.terminal", "terminal", ("terminal",)),
+    Capability("herald.tools.process", "terminal", ("process",)),
+    Capability("herald.tools.web", "web", ("web_search", "web_extract")),
+    Capability("herald.tools.execute_code", "execute_code", ("execute_code",)),
+    Capability(
+        "herald.tools.browser",
+        "browser",
+        (
+            "browser_navigate",
+            "browser_snapshot",
+            "browser_click",
+            "browser_type",
+            "browser_select",
+            "browser_scroll",
+            "browser_back",
+            "browser_screenshot",
+            "browser_wait_for",
+            "browser_close",
+        ),
+    ),
+    Capability("herald.tools.vision", "vision", ("vision_analyze",)),
+    Capability("herald.skills.tools", "core", ("skills_list", "skill_view", "skill_manage")),
+    Capability("herald.memory.session_search", "core", ("session_search",)),
+    Capability("herald.memory.tool", "core", ("memory",)),
+    Capability(
+        "herald.kanban.tools",
+        "kanban",
+        (
+            "kanban_show",
+            "kanban_list",
+            "kanban_create",
+            "kanban_link",
+            "kanban_comment",
+            "kanban_heartbeat",
+            "kanban_block",
+            "kanban_unblock",
+            "kanban_request_review",
+            "kanban_complete",
+            "kanban_attach",
+        ),
+    ),
+    Capability("herald.cron.tool", "cronjob", ("cronjob",)),
+    Capability("herald.delegation.tool", "delegation", ("delegate_task",)),
 )
 
-_lock = threading.Lock()
-_assembled = False
+# The module names, for tools that list what the root composes (`herald doctor`, tests).
+CAPABILITY_MODULES: tuple[str, ...] = tuple(c.module for c in CAPABILITIES)
 
 
-def default_registry() -> ToolRegistry:
-    """The process registry with the built-ins and every capability's tools on it."""
-    global _assembled
-    from herald.tools import registry
+def _load(module: str) -> tuple[ToolSpec, ...]:
+    return tuple(importlib.import_module(module).TOOLS)
 
-    with _lock:
-        if not _assembled:
-            for name in CAPABILITY_MODULES:
-                registry.add(*importlib.import_module(name).TOOLS)
-            _assembled = True
+
+def builtin_tools(capabilities: Iterable[Capability] = CAPABILITIES) -> ToolRegistry:
+    """A new registry with `capabilities` declared on it (none of them imported yet)."""
+    registry = ToolRegistry()
+    for capability in capabilities:
+        registry.declare(
+            capability.tools, capability.toolset, functools.partial(_load, capability.module)
+        )
     return registry
 
 
-__all__ = ["CAPABILITY_MODULES", "default_registry"]
+def agent_tools(settings: Settings, *, base: ToolRegistry | None = None) -> ToolRegistry:
+    """The tools of one agent of `settings`: `base` (default: a new `builtin_tools()`),
+    with the enabled MCP servers' tools over it when there are any (MCP is imported only
+    then). The agent closes it (an MCP overlay stops servers no other agent uses)."""
+    base = base if base is not None else builtin_tools()
+    if not any(server.enabled for server in settings.config.mcp.servers.values()):
+        return base
+    from herald.mcp import agent_registry
+
+    return agent_registry(settings, base=base)
+
+
+def default_registry() -> ToolRegistry:
+    """A new registry of every built-in capability (what `builtin_tools()` gives)."""
+    return builtin_tools()
+
+
+__all__ = [
+    "CAPABILITIES",
+    "CAPABILITY_MODULES",
+    "Capability",
+    "agent_tools",
+    "builtin_tools",
+    "default_registry",
+]

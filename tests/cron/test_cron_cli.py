@@ -11,6 +11,7 @@ from herald.cron.jobs import JobSpec, add_job
 from herald.cron.scheduler import Scheduler, jitter_for
 from herald.cron.store import CronStore
 from herald.testing.fake_llm import Reply
+from herald.toolbox import builtin_tools
 
 
 @pytest.mark.slow
@@ -56,7 +57,7 @@ def test_jitter_delays_each_occurrence_by_a_stable_offset(cron_settings) -> None
         offset = jitter_for(job, occurrence)
         assert 0 <= offset < 600 and offset == jitter_for(job, occurrence)
         assert jitter_for(job, occurrence + 3600) != offset  # each occurrence its own offset
-        scheduler = Scheduler(settings, store)
+        scheduler = Scheduler(settings, store, tools=builtin_tools())
         early = utc(2026, 12, 1, 10).timestamp() + offset - 1
         from datetime import UTC, datetime
 

@@ -16,6 +16,7 @@ from herald.cron.jobs import JobSpec, add_job
 from herald.cron.scheduler import Scheduler
 from herald.cron.store import CronStore
 from herald.testing.fake_llm import Reply
+from herald.toolbox import builtin_tools
 
 AT = "2026-12-01T10:00:30+00:00"
 
@@ -99,7 +100,7 @@ def test_a_lock_past_its_ttl_is_a_crashed_run_even_when_its_process_lives(cron_s
         occurrence = utc(2026, 12, 1, 10).timestamp()
         assert store.take_lock(job, "scheduled", occurrence, holder="other:1:x", ttl=0.0)
         assert not store.take_lock(job, "scheduled", occurrence, holder="me", ttl=60)
-        report = Scheduler(settings, store).tick(utc(2026, 12, 1, 10, 0, 30))
+        report = Scheduler(settings, store, tools=builtin_tools()).tick(utc(2026, 12, 1, 10, 0, 30))
         assert [(r.status, r.reason) for r in report.records] == [("failed", "crashed")]
         assert store.lock_of(job.id) is None
 

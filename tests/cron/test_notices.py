@@ -15,6 +15,7 @@ from herald.cron.jobs import JobError, JobSpec, add_job
 from herald.cron.scheduler import Scheduler
 from herald.cron.store import CronStore
 from herald.testing.fake_llm import Fault, Reply
+from herald.toolbox import builtin_tools
 
 SKILL = """---
 name: {name}
@@ -29,7 +30,7 @@ version: 1.0.0
 def setup(cron_settings):
     settings = cron_settings({"cron": {"failure_notice_after": 3}})
     store = CronStore.for_home(settings.home)
-    yield settings, store, Scheduler(settings, store)
+    yield settings, store, Scheduler(settings, store, tools=builtin_tools())
     store.close()
 
 
@@ -136,7 +137,9 @@ async def test_results_for_a_chat_wait_for_the_gateway_and_go_out_when_it_starts
     with CronStore.for_home(settings.home) as store:
         add_job(settings, store, "mail", JobSpec(schedule="every 1h", prompt="summarise",
                 deliver="loopback:chat-9"), now=created, created_by="cli")  # fmt: skip
-        (record,) = Scheduler(settings, store).tick(datetime.now(UTC)).records
+        (record,) = (
+            Scheduler(settings, store, tools=builtin_tools()).tick(datetime.now(UTC)).records
+        )
         assert record.status == "ok"  # it ran although no gateway is up
         (item,) = store.outbox(job_name="mail")
         assert item.status == "queued"

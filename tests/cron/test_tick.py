@@ -13,6 +13,7 @@ from cron_support import utc
 from herald.cron.jobs import JobSpec, add_job, set_enabled
 from herald.cron.scheduler import Scheduler
 from herald.testing.fake_llm import Reply
+from herald.toolbox import builtin_tools
 
 
 @pytest.fixture
@@ -21,7 +22,7 @@ def setup(cron_settings, fake_llm):
     from herald.cron.store import CronStore
 
     store = CronStore.for_home(settings.home)
-    yield settings, store, Scheduler(settings, store)
+    yield settings, store, Scheduler(settings, store, tools=builtin_tools())
     store.close()
 
 

@@ -15,6 +15,7 @@ from herald.cron.scheduler import Scheduler
 from herald.cron.store import CronStore
 from herald.testing.fake_llm import Reply
 from herald.testing.listener import Listener
+from herald.toolbox import builtin_tools
 
 
 @pytest.fixture
@@ -23,7 +24,7 @@ def setup(cron_settings, fake_llm):
     from herald.cron.store import CronStore
 
     store = CronStore.for_home(settings.home)
-    yield settings, store, Scheduler(settings, store)
+    yield settings, store, Scheduler(settings, store, tools=builtin_tools())
     store.close()
 
 

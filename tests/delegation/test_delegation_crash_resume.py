@@ -25,11 +25,12 @@ PARENT = textwrap.dedent(
     from herald.engine import Agent, AgentOptions
     from herald.state import StateStore
     from herald.testing.homes import fake_model_config, make_home
+    from herald.toolbox import builtin_tools
 
     server = types.SimpleNamespace(openai_base_url=sys.argv[2])
     settings = make_home(Path(sys.argv[1]), fake_model_config(server))
     store = StateStore(settings.home.state_db)
-    agent = Agent.from_settings(settings, store, options=AgentOptions(cwd=sys.argv[3]))
+    agent = Agent.open(settings, store, source="cli", tools=builtin_tools(), options=AgentOptions(cwd=sys.argv[3]))
     agent.run_turn("fan out")
     print("unreachable")
     """

@@ -20,16 +20,17 @@ CHILD = textwrap.dedent(
     from herald.engine import Agent, AgentOptions
     from herald.state import StateStore
     from herald.testing.homes import fake_model_config, make_home
-    from herald.tools import registry
+    from herald.toolbox import builtin_tools
 
     server = types.SimpleNamespace(openai_base_url=sys.argv[2])
     settings = make_home(Path(sys.argv[1]), fake_model_config(server))
+    registry = builtin_tools()
     registry.register(
         "deploy", "test", {"description": "deploys", "parameters": {"type": "object"}},
         lambda args, ctx: os.kill(os.getpid(), signal.SIGKILL),
     )
     store = StateStore(settings.home.state_db)
-    agent = Agent.from_settings(settings, store, options=AgentOptions(enabled_tools=("todo", "deploy")))
+    agent = Agent.open(settings, store, source="cli", tools=registry, options=AgentOptions(enabled_tools=("todo", "deploy")))
     agent.run_turn("deploy the site")
     print("unreachable")
     """

@@ -9,7 +9,9 @@ from herald.engine import Agent, AgentOptions
 from herald.state import StateStore
 from herald.testing.fake_llm import Reply
 from herald.testing.homes import fake_model_config, make_home, merge
-from herald.toolbox import default_registry
+from herald.toolbox import builtin_tools
+
+SHARED = builtin_tools()  # one registry both profiles' agents use, as a gateway's do
 
 
 def _agent(tmp_path: Path, fake_llm, name: str, extra: dict) -> Agent:
@@ -17,7 +19,9 @@ def _agent(tmp_path: Path, fake_llm, name: str, extra: dict) -> Agent:
     store = StateStore(settings.home.state_db)
     work = tmp_path / f"{name}-work"
     work.mkdir()
-    return Agent.from_settings(settings, store, options=AgentOptions(cwd=str(work)))
+    return Agent.open(
+        settings, store, source="cli", tools=SHARED, options=AgentOptions(cwd=str(work))
+    )
 
 
 def test_profile_a_is_never_offered_profile_b_provider_tool(tmp_path, fake_llm):
@@ -27,7 +31,7 @@ def test_profile_a_is_never_offered_profile_b_provider_tool(tmp_path, fake_llm):
     try:
         assert "fact_store" in with_provider.enabled_tools
         assert "fact_store" not in plain.enabled_tools
-        assert default_registry().get("fact_store") is None  # never on the shared registry
+        assert SHARED.get("fact_store") is None  # never on the shared registry
         plain.run_turn("hello")
         offered = [t["function"]["name"] for t in fake_llm.model_requests()[-1].tools or []]
         assert offered and "fact_store" not in offered

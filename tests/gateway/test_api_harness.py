@@ -25,6 +25,7 @@ from herald.engine import Agent, AgentOptions, TurnCallbacks
 from herald.gateway import DispatchResult, MessageEvent, PlatformAdapter, StreamCallbacks
 from herald.state import StateStore
 from herald.testing.homes import fake_model_config, make_home, merge
+from herald.toolbox import builtin_tools
 
 T = TypeVar("T")
 
@@ -96,10 +97,12 @@ class AgentSink:
         callbacks = TurnCallbacks(on_text_delta=stream.on_text_delta if stream else None)
 
         def turn() -> Any:
-            agent = Agent.from_settings(
+            agent = Agent.open(
                 self.settings,
                 self.store,
                 session_id=session_id,
+                source=options.source,
+                tools=builtin_tools(),
                 options=options,
                 callbacks=callbacks,
             )

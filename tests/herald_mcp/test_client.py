@@ -15,8 +15,11 @@ from mcp_servers import toy_stdio
 from herald.config import HeraldConfig
 from herald.config.schema_mcp import McpServerConfig
 from herald.mcp import STATUS_TOOL, McpManager, McpToolOverlay, tool_name
-from herald.tools import ToolContext, ToolRegistry, registry, select_tools
+from herald.toolbox import builtin_tools
+from herald.tools import ToolContext, ToolRegistry, select_tools
 from herald.tools.definitions import DefinitionsCache
+
+registry = builtin_tools()  # the shared registry a surface would own
 
 
 def make_manager(tmp_path: Path, **servers: dict) -> McpManager:
@@ -50,7 +53,7 @@ def test_tools_are_listed_named_and_appended_after_builtins_sorted(toy):
     assert add["function"]["parameters"]["properties"].keys() == {"a", "b"}
     assert "[MCP toy]" in add["function"]["description"]
     assert toy.toolsets()["mcp-toy"] == sorted(appended)
-    # the process-wide registry never sees them
+    # the shared registry never sees them
     assert registry.get("mcp_toy_add") is None
 
 

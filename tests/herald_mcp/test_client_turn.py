@@ -11,14 +11,16 @@ from herald.engine import ExitReason, Humans
 from herald.mcp import McpToolOverlay, agent_registry
 from herald.testing.fake_llm import Reply
 from herald.testing.homes import fake_model_config, make_home, merge
-from herald.tools import registry
+from herald.toolbox import builtin_tools
+
+registry = builtin_tools()  # the tools these tests compose, as a surface would
 
 
 def mcp_agent(make_agent, tmp_path, fake_llm, server: dict, **options):
     """An agent whose registry is the overlay built from its own config."""
     config = {"mcp": {"servers": {"toy": server}}}
     settings = make_home(tmp_path / "home", merge(fake_model_config(fake_llm), config))
-    overlay = agent_registry(settings)
+    overlay = agent_registry(settings, base=registry)
     assert isinstance(overlay, McpToolOverlay)
     agent = make_agent(config=config, registry=overlay, **options)
     return agent, overlay
@@ -148,21 +150,21 @@ def test_dangerous_policy_asks_only_for_tools_not_marked_read_only(make_agent, f
 
 def test_agents_of_one_home_share_running_servers_until_the_last_closes(tmp_path):
     settings = make_home(tmp_path / "shared", {"mcp": {"servers": {"toy": toy_stdio()}}})
-    first, second = agent_registry(settings), agent_registry(settings)
+    first, second = agent_registry(settings, base=registry), agent_registry(settings, base=registry)
     assert first is not second  # each agent has its own overlay
     assert first.manager is second.manager  # but one set of server processes
     first.close()
     assert not second.manager.closed
     second.close()
     assert second.manager.closed
-    third = agent_registry(settings)  # a later agent starts afresh
+    third = agent_registry(settings, base=registry)  # a later agent starts afresh
     assert third.manager is not first.manager
     third.close()
 
 
 def test_no_servers_means_the_plain_registry(tmp_path):
     settings = make_home(tmp_path / "plain", {})
-    assert agent_registry(settings) is registry
+    assert agent_registry(settings, base=registry) is registry
 
 
 def test_disabled_toolset_hides_mcp_tools(make_agent, fake_llm, tmp_path):
@@ -171,7 +173,7 @@ def test_disabled_toolset_hides_mcp_tools(make_agent, fake_llm, tmp_path):
         "toolsets": {"disabled": ["mcp-toy"]},
     }
     settings = make_home(tmp_path / "home", merge(fake_model_config(fake_llm), config))
-    overlay = agent_registry(settings)
+    overlay = agent_registry(settings, base=registry)
     try:
         agent = make_agent(config=config, registry=overlay)
         fake_llm.enqueue(Reply.text("hi"))

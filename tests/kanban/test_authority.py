@@ -24,6 +24,7 @@ from herald.kanban import (
 from herald.kanban.dispatch import EXIT_REPORTED, run_worker
 from herald.testing.fake_llm import Reply
 from herald.testing.homes import fake_model_config, make_home, merge
+from herald.toolbox import builtin_tools
 
 W = ClaimOwner("worker-w", "host-1", 11)
 
@@ -105,7 +106,7 @@ def test_a_worker_cannot_approve_or_unblock_and_the_owner_can(
         Reply.tool_call("kanban_complete", {"summary": "approving myself", "task_id": mine.id}),
         Reply.text("Over to you."),
     )
-    assert run_worker(settings, mine.id).code == EXIT_REPORTED
+    assert run_worker(settings, mine.id, tools=builtin_tools()).code == EXIT_REPORTED
     results = [
         m["content"] for m in fake_llm.model_requests()[-1].messages if m.get("role") == "tool"
     ]

@@ -11,6 +11,7 @@ from herald.kanban import ClaimOwner, NewTask, Status, open_board
 from herald.kanban.dispatch import EXIT_GAVE_BACK, EXIT_REPORTED, run_worker
 from herald.state import StateStore
 from herald.testing.fake_llm import Reply
+from herald.toolbox import builtin_tools
 
 
 def _board(settings):
@@ -27,7 +28,7 @@ def test_a_worker_completes_its_task_with_the_tools(kanban_home, fake_llm):
         Reply.tool_call("kanban_complete", {"summary": "3 errors, all timeouts"}),
         Reply.text("Finished."),
     )
-    outcome = run_worker(settings, parent.id)
+    outcome = run_worker(settings, parent.id, tools=builtin_tools())
     assert outcome.code == EXIT_REPORTED, outcome.message
     with _board(settings) as board:
         task = board.show(parent.id)
@@ -51,14 +52,14 @@ def test_a_worker_that_ends_without_reporting_gives_the_task_back(kanban_home, f
     with _board(settings) as board:
         task = board.add(NewTask("do the thing"))
     fake_llm.default_reply = Reply.text("I think it is fine now.")
-    first = run_worker(settings, task.id)
+    first = run_worker(settings, task.id, tools=builtin_tools())
     assert first.code == EXIT_GAVE_BACK
     assert "without completing, blocking or requesting review" in first.message
     with _board(settings) as board:
         back = board.show(task.id)
         assert (back.status, back.attempts) == (Status.TODO, 1)
         assert "I think it is fine now." in back.comments[-1].body
-    second = run_worker(settings, task.id)
+    second = run_worker(settings, task.id, tools=builtin_tools())
     assert second.code == EXIT_GAVE_BACK
     with _board(settings) as board:
         failed = board.show(task.id)
@@ -77,8 +78,8 @@ def test_block_and_review_are_reports_too(kanban_home, fake_llm):
         Reply.tool_call("kanban_request_review", {"summary": "draft in post.md"}),
         Reply.text("Over to you."),
     )
-    assert run_worker(settings, blocked.id).code == EXIT_REPORTED
-    assert run_worker(settings, reviewed.id).code == EXIT_REPORTED
+    assert run_worker(settings, blocked.id, tools=builtin_tools()).code == EXIT_REPORTED
+    assert run_worker(settings, reviewed.id, tools=builtin_tools()).code == EXIT_REPORTED
     with _board(settings) as board:
         assert board.show(blocked.id).blocked_reason == "needs the production password"
         assert board.show(reviewed.id).status is Status.REVIEW
@@ -98,7 +99,7 @@ def test_tool_errors_reach_the_model_as_clear_text(kanban_home, fake_llm):
         Reply.tool_call("kanban_complete", {"summary": "ok"}),
         Reply.text("ok"),
     )
-    assert run_worker(settings, a.id).code == EXIT_REPORTED
+    assert run_worker(settings, a.id, tools=builtin_tools()).code == EXIT_REPORTED
     results = [
         m["content"] for m in fake_llm.model_requests()[-1].messages if m.get("role") == "tool"
     ]
@@ -112,14 +113,14 @@ def test_a_task_that_is_not_ready_is_not_worked(kanban_home):
     with _board(settings) as board:
         a = board.add(NewTask("a"))
         b = board.add(NewTask("b", blocked_by=(a.id,)))
-    outcome = run_worker(settings, b.id)
+    outcome = run_worker(settings, b.id, tools=builtin_tools())
     assert outcome.code == 2 and f"waiting for task(s) {a.id}" in outcome.message
 
 
 @pytest.mark.parametrize("backend_config", [{"backend": "postgres"}])
 def test_a_missing_dsn_says_what_to_set(kanban_home, backend_config):
     settings = kanban_home(kanban=backend_config)
-    outcome = run_worker(settings, 1)
+    outcome = run_worker(settings, 1, tools=builtin_tools())
     assert outcome.code == 2 and "KANBAN_DSN" in outcome.message
 
 
@@ -138,7 +139,7 @@ def test_the_lease_is_renewed_while_the_model_thinks(kanban_home, fake_llm):
         return Reply.tool_call("kanban_complete", {"summary": "slow but done"})
 
     fake_llm.set_handler(slow_model)
-    assert run_worker(settings, task.id).code == EXIT_REPORTED
+    assert run_worker(settings, task.id, tools=builtin_tools()).code == EXIT_REPORTED
     assert reclaimed == [[]]
     with _board(settings) as board:
         assert board.show(task.id).status is Status.DONE
@@ -158,7 +159,7 @@ def test_a_worker_whose_lease_is_taken_stops(kanban_home, fake_llm):
         return Reply.tool_call("kanban_comment", {"body": "still going"})
 
     fake_llm.set_handler(owner_takes_over)
-    outcome = run_worker(settings, task.id)
+    outcome = run_worker(settings, task.id, tools=builtin_tools())
     assert outcome.code == EXIT_GAVE_BACK and "no longer held" in outcome.message
     with _board(settings) as board:
         assert board.show(task.id).status is Status.BLOCKED
@@ -177,7 +178,7 @@ def test_attachments_are_home_files_or_urls(kanban_home, fake_llm):
         Reply.tool_call("kanban_complete", {"summary": "attached"}),
         Reply.text("ok"),
     )
-    assert run_worker(settings, task.id).code == EXIT_REPORTED
+    assert run_worker(settings, task.id, tools=builtin_tools()).code == EXIT_REPORTED
     with _board(settings) as board:
         attached = board.show(task.id).attachments
     assert [(a.kind, a.ref) for a in attached] == [
@@ -207,7 +208,7 @@ def test_a_worker_stops_before_its_cost_cap_and_blocks_the_task_for_a_human(kanb
     with _board(settings) as board:
         task = board.add(NewTask("an expensive job"))
     fake_llm.default_reply = Reply.tool_call("kanban_comment", {"body": "working"}, usage=dollar)
-    outcome = run_worker(settings, task.id)
+    outcome = run_worker(settings, task.id, tools=builtin_tools())
     assert len(fake_llm.model_requests()) == 1  # the call that would pass $1.50 never went
     with _board(settings) as board:
         blocked = board.show(task.id)

@@ -8,6 +8,7 @@ from herald.kanban import NewTask, open_board
 from herald.kanban.dispatch import EXIT_REPORTED, run_worker
 from herald.kanban.dispatch.worker import task_workdir
 from herald.testing.fake_llm import Reply
+from herald.toolbox import builtin_tools
 
 
 def test_a_worker_runs_read_only_and_worker_allow_and_nothing_else(kanban_home, fake_llm):
@@ -21,7 +22,7 @@ def test_a_worker_runs_read_only_and_worker_allow_and_nothing_else(kanban_home, 
         Reply.tool_call("kanban_complete", {"summary": "built"}),
         Reply.text("Finished."),
     )
-    outcome = run_worker(settings, task.id)
+    outcome = run_worker(settings, task.id, tools=builtin_tools())
     assert outcome.code == EXIT_REPORTED, outcome.message
     work = task_workdir(settings, task.id)
     results = [m["content"] for m in fake_llm.model_requests()[-1].messages if m["role"] == "tool"]

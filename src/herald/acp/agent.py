@@ -170,6 +170,7 @@ class HeraldAcpAgent:
         self.store = store
         self.conn: Any = None
         self.sessions: dict[str, AcpSession] = {}
+        self.tools: Any = None  # a ToolRegistry, made when the first session opens
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -233,16 +234,24 @@ class HeraldAcpAgent:
     def _open(
         self, cwd: str, session_id: str | None, mcp_servers: list[Any] | None = None
     ) -> AcpSession:
-        from herald.mcp.server import open_session_agent
+        from herald.engine import Agent, AgentOptions
+        from herald.toolbox import agent_tools, builtin_tools
 
-        agent, registry, session_id = open_session_agent(
-            self._with_editor_servers(mcp_servers, cwd),
+        if self.tools is None:  # the server's tools, shared by its sessions' agents
+            self.tools = builtin_tools()
+        settings = self._with_editor_servers(mcp_servers, cwd)
+        agent = Agent.open(
+            settings,
             self.store,
-            source="acp",
             session_id=session_id,
-            cwd=cwd,
+            source="acp",
+            title="",
+            tools=agent_tools(settings, base=self.tools),
+            options=AgentOptions(cwd=cwd),
         )
-        session = AcpSession(session_id=session_id, agent=agent, registry=registry, cwd=cwd)
+        assert agent.session_id is not None
+        session_id = agent.session_id
+        session = AcpSession(session_id=session_id, agent=agent, registry=agent.registry, cwd=cwd)
         self.sessions[session_id] = session
         return session
 
@@ -347,11 +356,9 @@ class HeraldAcpAgent:
         return approve
 
     def close(self) -> None:
-        from herald.mcp.server import close_session_agent
-
         for session in self.sessions.values():
             try:
-                close_session_agent(session.agent, session.registry)
+                session.agent.close()  # and its tools: an MCP overlay stops its servers
             except Exception as exc:  # shutting down: report and go on
                 log.debug("closing ACP session %s: %s", session.session_id, exc)
 

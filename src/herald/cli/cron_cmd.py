@@ -319,6 +319,7 @@ def run(ctx: typer.Context, name: Annotated[str, typer.Argument()], at: AtOpt = 
     """Run a job now (recorded like a scheduled run)."""
     from herald.cron.jobs import JobError, require_job
     from herald.cron.scheduler import Scheduler
+    from herald.toolbox import builtin_tools
 
     settings, store = _settings_store(ctx)
     with store:
@@ -326,7 +327,9 @@ def run(ctx: typer.Context, name: Annotated[str, typer.Argument()], at: AtOpt = 
             job = require_job(store, name)
         except JobError as exc:
             _job_error(exc)
-        record = Scheduler(settings, store, kind="manual").run_now(job, _at(at))
+        record = Scheduler(settings, store, tools=builtin_tools(), kind="manual").run_now(
+            job, _at(at)
+        )
         if record is None:
             fail(f"job {name} is running right now (its run lock is held); try again later", 1)
         write_stdout(_run_line(record, job.tz) + "\n")
@@ -371,10 +374,11 @@ def runs(
 def tick(ctx: typer.Context, at: AtOpt = None) -> None:
     """Run every due job once as of now (or --at), then exit: for system cron / timers."""
     from herald.cron.scheduler import Scheduler
+    from herald.toolbox import builtin_tools
 
     settings, store = _settings_store(ctx)
     with store:
-        report = Scheduler(settings, store, kind="tick").tick(_at(at))
+        report = Scheduler(settings, store, tools=builtin_tools(), kind="tick").tick(_at(at))
         for record in report.records:
             write_stdout(f"{record.job_name}: " + _run_line(record, "UTC") + "\n")
         if not report.records:
@@ -393,10 +397,11 @@ def daemon(
     import threading
 
     from herald.cron.daemon import run_daemon
+    from herald.toolbox import builtin_tools
 
     settings = load(ctx)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     write_stdout(f"cron scheduler running for {settings.home.root}; Ctrl-C stops it\n")
-    run_daemon(settings, stop=stop, interval=interval)
+    run_daemon(settings, stop=stop, tools=builtin_tools(), interval=interval)

@@ -214,9 +214,10 @@ def work(
 ) -> None:
     """Run one task as an unattended agent (the dispatcher starts these)."""
     from herald.kanban.dispatch import run_worker
+    from herald.toolbox import builtin_tools
 
     settings = load(ctx)
-    outcome = run_worker(settings, task_id, lease_token=lease)
+    outcome = run_worker(settings, task_id, tools=builtin_tools(), lease_token=lease)
     write_stdout(outcome.message + "\n")
     raise typer.Exit(outcome.code)
 

@@ -32,7 +32,7 @@ def build_agent(
     """An agent for this home, or a clean exit naming what to fix."""
     from herald.config import ConfigError, MissingSecretError
     from herald.context import UnknownContextEngineError
-    from herald.engine import Agent
+    from herald.engine import Agent, AgentOptions
     from herald.providers import ModelClient, ProviderConfigError
     from herald.tools import ToolsetError
 
@@ -42,20 +42,20 @@ def build_agent(
         fail(str(exc))
     if announce_local and client.local_auto_selected:
         err_console().print(LOCAL_NOTICE, style="yellow", highlight=False)
-    if options is not None:
-        from herald.tools.toolsets import bundle_for
+    from herald.toolbox import agent_tools
+    from herald.tools.toolsets import bundle_for
 
-        options.toolset = bundle_for(options.toolset, client.endpoint.provider)
-    from herald.mcp import agent_registry, mcp_failures
-
-    registry = agent_registry(settings)
+    options = options or AgentOptions(source="cli")
+    options.toolset = bundle_for(options.toolset, client.endpoint.provider)
+    tools = agent_tools(settings)  # the built-ins plus the configured MCP servers' tools
     try:
-        agent = Agent.from_settings(
+        agent = Agent.open(
             settings,
             store,
             client=client,
-            registry=registry,  # the built-ins plus the configured MCP servers' tools
+            tools=tools,
             session_id=session_id,
+            source=options.source,
             options=options,
             callbacks=callbacks,
         )
@@ -63,12 +63,15 @@ def build_agent(
         fail(str(exc).strip("'\""))
     except (ConfigError, ToolsetError, UnknownContextEngineError) as exc:
         fail(str(exc))
-    for name, why in mcp_failures(registry).items():
-        err_console().print(
-            f"MCP server {name} is unavailable, its tools are missing: {why}",
-            style="yellow",
-            highlight=False,
-        )
+    if any(server.enabled for server in settings.config.mcp.servers.values()):
+        from herald.mcp import mcp_failures
+
+        for name, why in mcp_failures(tools).items():
+            err_console().print(
+                f"MCP server {name} is unavailable, its tools are missing: {why}",
+                style="yellow",
+                highlight=False,
+            )
     return agent
 
 

@@ -10,13 +10,59 @@ whether anything runs the jobs of a home. The ``cronjob`` tool is
 `herald.cron.tool` (listed in the toolbox, imported lazily: it needs the tools layer).
 """
 
-from herald.cron.daemon import GatewayCron, SchedulerStatus, run_daemon, scheduler_status
-from herald.cron.jobs import JobError, JobSpec, add_job, edit_job, remove_job, set_enabled
-from herald.cron.records import Job, RunRecord
-from herald.cron.schedule import Schedule, ScheduleError, local_zone_name, parse_schedule
-from herald.cron.scheduler import Scheduler, TickReport
-from herald.cron.store import CronStore, CronStoreError
-from herald.cron.targets import SendOutcome, TargetError, parse_target
+from typing import TYPE_CHECKING
+
+from herald.lazy import lazy_exports
+
+if TYPE_CHECKING:  # for type checkers; at run time each name loads on first use
+    from herald.cron.daemon import GatewayCron, SchedulerStatus, run_daemon, scheduler_status
+    from herald.cron.jobs import JobError, JobSpec, add_job, edit_job, remove_job, set_enabled
+    from herald.cron.records import Job, RunRecord
+    from herald.cron.schedule import Schedule, ScheduleError, local_zone_name, parse_schedule
+    from herald.cron.scheduler import Scheduler, TickReport
+    from herald.cron.store import CronStore, CronStoreError
+    from herald.cron.targets import SendOutcome, TargetError, parse_target
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "herald.cron.daemon": (
+        "GatewayCron",
+        "SchedulerStatus",
+        "run_daemon",
+        "scheduler_status",
+    ),
+    "herald.cron.jobs": (
+        "JobError",
+        "JobSpec",
+        "add_job",
+        "edit_job",
+        "remove_job",
+        "set_enabled",
+    ),
+    "herald.cron.records": (
+        "Job",
+        "RunRecord",
+    ),
+    "herald.cron.schedule": (
+        "Schedule",
+        "ScheduleError",
+        "local_zone_name",
+        "parse_schedule",
+    ),
+    "herald.cron.scheduler": (
+        "Scheduler",
+        "TickReport",
+    ),
+    "herald.cron.store": (
+        "CronStore",
+        "CronStoreError",
+    ),
+    "herald.cron.targets": (
+        "SendOutcome",
+        "TargetError",
+        "parse_target",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CronStore",

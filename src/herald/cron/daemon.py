@@ -22,6 +22,7 @@ from herald.cron.targets import Sender, flush_outbox
 
 if TYPE_CHECKING:
     from herald.config import HeraldHome, Settings
+    from herald.tools import ToolRegistry
 
 log = logging.getLogger("herald.cron")
 
@@ -52,11 +53,18 @@ def scheduler_status(store: CronStore) -> SchedulerStatus:
     )
 
 
-def run_daemon(settings: Settings, *, stop: threading.Event, interval: float | None = None) -> None:
-    """Tick every `interval` seconds (default `cron.tick_seconds`) until `stop` is set."""
+def run_daemon(
+    settings: Settings,
+    *,
+    stop: threading.Event,
+    tools: ToolRegistry,
+    interval: float | None = None,
+) -> None:
+    """Tick every `interval` seconds (default `cron.tick_seconds`) until `stop` is set;
+    the jobs' agents use `tools`."""
     every = interval or settings.config.cron.tick_seconds
     with CronStore.for_home(settings.home) as store:
-        scheduler = Scheduler(settings, store, kind="daemon")
+        scheduler = Scheduler(settings, store, tools=tools, kind="daemon")
         started = time.time()
         log.info("cron daemon started (pid holder %s, every %.0f s)", scheduler.holder, every)
         watcher = threading.Thread(target=_forward, args=(stop, scheduler.cancel), daemon=True)
@@ -80,9 +88,10 @@ def _forward(stop: threading.Event, cancel: threading.Event) -> None:
 class GatewayCron:
     """The scheduler and outbox courier of a running gateway."""
 
-    def __init__(self, settings: Settings, send: Sender) -> None:
+    def __init__(self, settings: Settings, send: Sender, *, tools: ToolRegistry) -> None:
         self.settings = settings
         self.send = send
+        self.tools = tools
         self.every = settings.config.cron.tick_seconds
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -95,7 +104,7 @@ class GatewayCron:
 
     def start(self) -> None:
         self.store = CronStore.for_home(self.home)
-        self.scheduler = Scheduler(self.settings, self.store, kind="gateway")
+        self.scheduler = Scheduler(self.settings, self.store, tools=self.tools, kind="gateway")
         self._task = asyncio.ensure_future(self._loop())
 
     async def _loop(self) -> None:

@@ -26,6 +26,7 @@ from herald.tools.terminal_approval import UNATTENDED_REFUSAL
 if TYPE_CHECKING:
     from herald.config import Settings
     from herald.cron.store import Job
+    from herald.tools import ToolRegistry
 
 log = logging.getLogger("herald.cron")
 
@@ -76,9 +77,15 @@ def _delivery_refusal(settings: Settings, job: Job) -> str | None:
 
 
 def execute_job(
-    settings: Settings, job: Job, *, scheduled_for: float, cancel: threading.Event | None = None
+    settings: Settings,
+    job: Job,
+    *,
+    scheduled_for: float,
+    tools: ToolRegistry,
+    cancel: threading.Event | None = None,
 ) -> NewRun:
-    """Run one occurrence; `cancel` (the scheduler is stopping) interrupts the turn."""
+    """Run one occurrence with `tools` (the registry of the surface running the
+    scheduler); `cancel` (the scheduler is stopping) interrupts the turn."""
     from herald.cron.builtin import run_builtin
 
     builtin = run_builtin(settings, job)  # herald-backup: no model, a child process
@@ -119,7 +126,9 @@ def execute_job(
     )
     try:
         with StateStore(settings.home.state_db) as store:
-            agent = Agent.from_settings(job_settings(settings, job), store, options=options)
+            agent = Agent.open(
+                job_settings(settings, job), store, source="cron", tools=tools, options=options
+            )
             try:
                 handle = agent.start_turn(  # no humans: unattended
                     assembled.text, callbacks=TurnCallbacks(on_tool_end=on_tool_end)

@@ -36,6 +36,7 @@ from herald.cron.targets import deliver
 
 if TYPE_CHECKING:
     from herald.config import Settings
+    from herald.tools import ToolRegistry
 
 log = logging.getLogger("herald.cron")
 
@@ -59,8 +60,13 @@ def jitter_for(job: Job, scheduled_for: float) -> float:
 
 
 class Scheduler:
-    def __init__(self, settings: Settings, store: CronStore, *, kind: str = "tick") -> None:
+    def __init__(
+        self, settings: Settings, store: CronStore, *, tools: ToolRegistry, kind: str = "tick"
+    ) -> None:
+        """`tools`: the registry the jobs' agents use, composed by the surface that runs
+        the scheduler (herald.toolbox); cron does not pick its own."""
         self.settings = settings
+        self.tools = tools
         self.store = store
         self.kind = kind
         self.holder = new_holder()
@@ -154,7 +160,9 @@ class Scheduler:
         )
         refresher.start()
         try:
-            outcome = execute_job(self.settings, job, scheduled_for=occurrence, cancel=self.cancel)
+            outcome = execute_job(
+                self.settings, job, scheduled_for=occurrence, tools=self.tools, cancel=self.cancel
+            )
         except BaseException:
             stop.set()
             self.store.drop_lock(job.id, self.holder)

@@ -22,10 +22,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from herald.safety import ApprovalPrompt, redact
+from herald.safety import redact
 from herald.tools import ToolArgumentError, ToolContext, tool
 from herald.tools.consequence import actions
-from herald.tools.terminal_approval import ask_human
 
 Action = Literal["create", "list", "show", "pause", "resume", "remove"]
 _NEEDS_OWNER = ("create", "resume", "remove")
@@ -57,6 +56,10 @@ def _owner_says_yes(ctx: ToolContext, action: str, name: str, job: dict[str, Any
             f"(an unattended turn: {ctx.surface}). Not done. The owner can do it at the CLI: "
             f"`herald cron {verb} {name}`."
         )
+    # The approval machinery loads when an approval is asked, not when the tool is offered.
+    from herald.safety import ApprovalPrompt
+    from herald.tools.terminal_approval import ask_human
+
     prompt = ApprovalPrompt(
         command=redact(f"cronjob {action} {name}\n{_describe(job)}"),
         rule="cronjob",

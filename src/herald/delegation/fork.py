@@ -14,8 +14,9 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
+from herald.engine.options import SessionSeed
+
 if TYPE_CHECKING:
-    from herald.engine import SessionSeed
     from herald.tools import RequestSnapshot
 
 FORK_PLACEHOLDER = (
@@ -25,8 +26,6 @@ FORK_PLACEHOLDER = (
 
 def fork_seed(snapshot: RequestSnapshot) -> SessionSeed:
     """The seed every fork child of one call shares."""
-    from herald.engine import SessionSeed
-
     messages = [copy.deepcopy(m) for m in snapshot.messages]
     last = max(
         (i for i, m in enumerate(messages) if m.get("role") == "assistant" and m.get("tool_calls")),

@@ -92,10 +92,13 @@ class ChildRules:
         return self.refusal_of(spec) if spec is not None else None
 
     def refusal_of(self, spec: ToolSpec) -> str | None:
-        if spec.name in self.refused:
-            return self.refused[spec.name]
-        if spec.toolset in NEVER_TOOLSETS:
-            return f"a sub-agent cannot use the {spec.toolset} tools"
+        return self.refusal_by(spec.name, spec.toolset)
+
+    def refusal_by(self, name: str, toolset: str) -> str | None:
+        if name in self.refused:
+            return self.refused[name]
+        if toolset in NEVER_TOOLSETS:
+            return f"a sub-agent cannot use the {toolset} tools"
         return None
 
 
@@ -117,15 +120,20 @@ class ChildToolGate(ToolOverlay):
         # listed (a fork child keeps the parent's exact tool list).
         self.visible = None if visible is None else frozenset(visible)
 
-    def _specs(self) -> dict[str, ToolSpec]:
-        specs = super()._specs()
+    def _listed(self, name: str, toolset: str) -> bool:
         if self.visible is None:
-            return specs
-        return {
-            name: spec
-            for name, spec in specs.items()
-            if name in self.visible and self.rules.refusal_of(spec) is None
-        }
+            return True
+        return name in self.visible and self.rules.refusal_by(name, toolset) is None
+
+    def get(self, name: str) -> ToolSpec | None:
+        spec = super().get(name)
+        return spec if spec is not None and self._listed(name, spec.toolset) else None
+
+    def _toolset_of(self) -> dict[str, str]:
+        return {n: t for n, t in super()._toolset_of().items() if self._listed(n, t)}
+
+    def _specs(self) -> dict[str, ToolSpec]:
+        return {n: s for n, s in super()._specs().items() if self._listed(n, s.toolset)}
 
     def dispatch(
         self,

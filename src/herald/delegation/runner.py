@@ -43,10 +43,14 @@ from herald.delegation.report import (
     summarise_partial,
     transcript_steps,
 )
+from herald.engine.callbacks import TurnCallbacks
+from herald.engine.handle import Humans
+from herald.engine.options import AgentOptions
 
 if TYPE_CHECKING:
     from herald.config import HeraldConfig
     from herald.config.schema_delegation import DelegationConfig
+    from herald.engine.ports import AgentSpawner, ChildAgent
     from herald.safety import ApprovalPrompt
     from herald.tools import RequestSnapshot, ToolContext, ToolRegistry
 
@@ -242,9 +246,7 @@ class Delegation:
             except Exception:  # closing must not hide the report
                 log.exception("closing sub-agent %s failed", record.id)
 
-    def _spawn(self, task: TaskSpec) -> Any:
-        from herald.engine import AgentOptions
-
+    def _spawn(self, task: TaskSpec) -> ChildAgent:
         ctx = self.ctx
         fork = self.mode == "fork"
         rules = ChildRules.for_child(
@@ -284,15 +286,14 @@ class Delegation:
                 identity=ctx.identity,  # a child works for the same person
             )
             visible = parent_tools  # never more than the parent has
-        return ctx.spawn_agent(
+        spawn: AgentSpawner = ctx.spawn_agent
+        return spawn(
             options,
             config=config,
             wrap_registry=lambda base: ChildToolGate(base, rules, visible=visible),
         )
 
-    def _drive(self, i: int, agent: Any) -> None:
-        from herald.engine import Humans, TurnCallbacks
-
+    def _drive(self, i: int, agent: ChildAgent) -> None:
         record, task = self.records[i], self.tasks[i]
 
         def on_tool_start(name: str, _arguments: str) -> None:

@@ -9,7 +9,7 @@ honour (another model or toolsets would break the shared prompt cache).
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -23,9 +23,14 @@ from pydantic_core import PydanticCustomError
 
 from herald.delegation.board import board
 from herald.delegation.policy import delegation_depth
-from herald.delegation.runner import Delegation, TaskSpec
 from herald.tools import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec, tool
 from herald.tools.consequence import actions
+
+if TYPE_CHECKING:
+    from herald.delegation.runner import TaskSpec
+
+# The runner (and the engine types it drives children with) loads when a task is handed
+# out, not when the tool is offered.
 
 MAX_GOAL_CHARS = 4_000
 MAX_CONTEXT_CHARS = 40_000
@@ -72,6 +77,8 @@ class DelegatedTask(BaseModel):
 def parse_tasks(raw: list[DelegatedTask], *, mode: str, cap: int) -> list[TaskSpec]:
     """The checks a schema cannot state: the configured cap, blank goals, sizes, and
     the arguments fork mode cannot honour."""
+    from herald.delegation.runner import TaskSpec
+
     if len(raw) > cap:
         raise ToolArgumentError(
             f"{len(raw)} tasks in one call; at most {cap} are allowed "
@@ -186,6 +193,8 @@ def delegate_task(
         raise ToolArgumentError(
             "fork mode needs the parent's request, which this turn lacks; use 'fresh'"
         )
+    from herald.delegation.runner import Delegation
+
     reports = Delegation(ctx, parsed, mode=mode, settings=settings, depth=depth).run()
     return json.dumps(
         {"mode": mode, "results": [r.to_dict() for r in reports]}, ensure_ascii=False, indent=1

@@ -11,7 +11,7 @@ from herald.engine.callbacks import TurnCallbacks
 from herald.engine.handle import Humans, TurnHandle
 from herald.engine.hygiene import ContextStatus
 from herald.engine.options import SessionSeed
-from herald.engine.ports import TranscriptStore
+from herald.engine.ports import AgentSpawner, ChildAgent, TranscriptStore
 from herald.engine.repair import (
     CANCELLED_RESULT,
     INTERRUPTED_RESULT,
@@ -30,6 +30,8 @@ __all__ = [
     "STEER_HEADER",
     "Agent",
     "AgentOptions",
+    "AgentSpawner",
+    "ChildAgent",
     "ContextStatus",
     "ExitReason",
     "Humans",

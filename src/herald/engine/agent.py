@@ -85,16 +85,15 @@ class Agent(RuntimeParts):
         home: HeraldHome,
         store: TranscriptStore,
         client: ModelClient,
-        registry: ToolRegistry | None = None,
+        tools: ToolRegistry,
         session_id: str | None = None,
         options: AgentOptions | None = None,
         callbacks: TurnCallbacks | None = None,
         secrets: Secrets | None = None,
     ):
-        if registry is None:
-            from herald.toolbox import default_registry
-
-            registry = default_registry()
+        """`tools`: the registry the surface composed (herald.toolbox); the agent adds its
+        own tools (plugins', a memory provider's) on an overlay of it, never to it."""
+        registry = tools
         options = options or AgentOptions()
         # Callbacks for turns started without their own (`run_turn`, tests).
         self.callbacks = callbacks or TurnCallbacks()
@@ -161,32 +160,42 @@ class Agent(RuntimeParts):
             resume_session(self.runtime, session_id)
 
     @classmethod
-    def from_settings(
+    def open(
         cls,
         settings: Settings,
         store: TranscriptStore,
         *,
         session_id: str | None = None,
+        source: str,
+        title: str | None = None,
+        tools: ToolRegistry,
         options: AgentOptions | None = None,
         callbacks: TurnCallbacks | None = None,
-        registry: ToolRegistry | None = None,
         config: HeraldConfig | None = None,
         client: ModelClient | None = None,
     ) -> Agent:
-        """An agent of `settings` (`config` overrides its config, e.g. a session's own
-        model). A client it makes is closed again if the agent cannot be built."""
+        """The one way a surface opens a session's agent: resume `session_id` (LookupError
+        if there is none), or start a new session from `source`. With `title` a new
+        session is created now, titled after it (a surface that must know the id before
+        the first turn); without, the first turn creates it, titled after its text.
+
+        `tools` is the surface's registry (herald.toolbox); `config` overrides the
+        settings' (a session's own model, an identity's hidden tools). What is made here
+        (the client, the agent) is closed again if opening fails (PersistenceError when
+        the store refuses the new session)."""
         from herald.providers import ModelClient
 
+        options = dataclasses.replace(options or AgentOptions(), source=source)
         config = config or settings.config
         made = client is None
         client = client or ModelClient(config, settings.secrets, settings.home)
         try:
-            return cls(
+            agent = cls(
                 config=config,
                 home=settings.home,
                 store=store,
                 client=client,
-                registry=registry,
+                tools=tools,
                 session_id=session_id,
                 options=options,
                 callbacks=callbacks,
@@ -196,6 +205,13 @@ class Agent(RuntimeParts):
             if made:
                 client.close()
             raise
+        if title is not None and session_id is None:
+            try:
+                agent.open_session(title)
+            except BaseException:
+                agent.close()
+                raise
+        return agent
 
     def open_session(self, first_text: str = "") -> str:
         """The session's id, creating the session now (titled after `first_text`) if it
@@ -457,7 +473,7 @@ class Agent(RuntimeParts):
             home=rt.home,
             store=rt.store,
             client=ModelClient(config, rt.secrets, rt.home, chain=chain),
-            registry=tools,
+            tools=tools,
             options=options,
             secrets=rt.secrets,
         )

@@ -1,17 +1,24 @@
-"""What the engine needs from the layers around it, as protocols.
+"""What the engine needs from the layers around it, and offers them, as protocols.
 
 The state store lives above the engine (L5), so the engine names only the
 methods it calls; `herald.state.StateStore` satisfies this structurally and
-surfaces pass it in.
+surfaces pass it in. The other way, a service that runs agents (herald.delegation)
+gets an `AgentSpawner` (a turn's `ToolContext.spawn_agent`) and drives the
+`ChildAgent`s it makes, without importing the engine's `Agent`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from herald.config import HeraldConfig
+    from herald.engine.callbacks import TurnCallbacks
+    from herald.engine.handle import Humans, TurnHandle
+    from herald.engine.options import AgentOptions
     from herald.providers.message import Message
+    from herald.tools import ToolRegistry
 
 
 class StoredMessageLike(Protocol):
@@ -83,3 +90,36 @@ class TranscriptStore(Protocol):
     ) -> Any: ...
 
     def claim_spend_warning(self, cap: str, period: str, threshold: float) -> bool: ...
+
+
+class ChildAgent(Protocol):
+    """A sub-agent as the service that spawned it drives it."""
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def registry(self) -> ToolRegistry: ...
+
+    def start_turn(
+        self,
+        text: str,
+        *,
+        callbacks: TurnCallbacks | None = None,
+        humans: Humans | None = None,
+    ) -> TurnHandle: ...
+
+    def close(self) -> None: ...
+
+
+class AgentSpawner(Protocol):
+    """Makes a child agent on the spawning session's home, store and tools (seen through
+    `wrap_registry` when given), in a new session of its own."""
+
+    def __call__(
+        self,
+        options: AgentOptions,
+        *,
+        config: HeraldConfig | None = None,
+        wrap_registry: Callable[[ToolRegistry], ToolRegistry] | None = None,
+    ) -> ChildAgent: ...

@@ -21,25 +21,65 @@ fed and killed, file reads and atomic writes go through the same backend, and
 infrastructure failures raise `EnvironmentConnectionError`.
 """
 
-from herald.environments.base import (
-    ActivityCallback,
-    BackgroundProcess,
-    Environment,
-    EnvironmentConnectionError,
-    ExecResult,
-    FileInfo,
-    SandboxUnavailableError,
-)
-from herald.environments.bwrap import BwrapEnvironment
-from herald.environments.child_env import build_child_env, scrub_secrets
-from herald.environments.docker import DockerEnvironment
-from herald.environments.explain import Explanation, explain_terminal
-from herald.environments.factory import create_environment
-from herald.environments.local import LocalEnvironment
-from herald.environments.processes import pid_alive
-from herald.environments.sandbox_spec import Mount, SandboxSpec
-from herald.environments.ssh import SshEnvironment
-from herald.environments.tool_marker import TOOL_CALL_MARKER, started_by_tool_call
+from typing import TYPE_CHECKING
+
+from herald.lazy import lazy_exports
+
+if TYPE_CHECKING:  # for type checkers; at run time each name loads on first use
+    from herald.environments.base import (
+        ActivityCallback,
+        BackgroundProcess,
+        Environment,
+        EnvironmentConnectionError,
+        ExecResult,
+        FileInfo,
+        SandboxUnavailableError,
+    )
+    from herald.environments.bwrap import BwrapEnvironment
+    from herald.environments.child_env import build_child_env, scrub_secrets
+    from herald.environments.docker import DockerEnvironment
+    from herald.environments.explain import Explanation, explain_terminal
+    from herald.environments.factory import create_environment
+    from herald.environments.local import LocalEnvironment
+    from herald.environments.processes import pid_alive
+    from herald.environments.sandbox_spec import Mount, SandboxSpec
+    from herald.environments.ssh import SshEnvironment
+    from herald.environments.tool_marker import TOOL_CALL_MARKER, started_by_tool_call
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "herald.environments.base": (
+        "ActivityCallback",
+        "BackgroundProcess",
+        "Environment",
+        "EnvironmentConnectionError",
+        "ExecResult",
+        "FileInfo",
+        "SandboxUnavailableError",
+    ),
+    "herald.environments.bwrap": ("BwrapEnvironment",),
+    "herald.environments.child_env": (
+        "build_child_env",
+        "scrub_secrets",
+    ),
+    "herald.environments.docker": ("DockerEnvironment",),
+    "herald.environments.explain": (
+        "Explanation",
+        "explain_terminal",
+    ),
+    "herald.environments.factory": ("create_environment",),
+    "herald.environments.local": ("LocalEnvironment",),
+    "herald.environments.processes": ("pid_alive",),
+    "herald.environments.sandbox_spec": (
+        "Mount",
+        "SandboxSpec",
+    ),
+    "herald.environments.ssh": ("SshEnvironment",),
+    "herald.environments.tool_marker": (
+        "TOOL_CALL_MARKER",
+        "started_by_tool_call",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "TOOL_CALL_MARKER",

@@ -6,11 +6,7 @@ import os
 
 from herald.config import ConfigError, HeraldConfig, Secrets
 from herald.environments.base import Environment
-from herald.environments.bwrap import BwrapEnvironment
-from herald.environments.docker import DockerEnvironment
-from herald.environments.local import LocalEnvironment
 from herald.environments.sandbox_spec import SandboxSpec
-from herald.environments.ssh import SshEnvironment
 
 
 def create_environment(
@@ -28,10 +24,15 @@ def create_environment(
     if terminal.backend in ("bwrap", "docker"):
         # A sandbox on this machine: its working directory is a local one.
         spec = SandboxSpec.from_config(terminal.sandbox, workdir or os.getcwd())
+        # Each backend is imported when chosen: a session runs on one of them.
         if terminal.backend == "bwrap":
+            from herald.environments.bwrap import BwrapEnvironment
+
             return BwrapEnvironment(
                 spec, secrets=secrets, activity_interval=terminal.activity_interval_seconds
             )
+        from herald.environments.docker import DockerEnvironment
+
         return DockerEnvironment(
             spec,
             image=terminal.docker.image,
@@ -45,6 +46,8 @@ def create_environment(
                 f"terminal.cwd: {workdir!r} is not a directory; set an existing one "
                 "(herald config set terminal.cwd PATH) or unset it"
             )
+        from herald.environments.local import LocalEnvironment
+
         return LocalEnvironment(
             workdir,
             secrets=secrets,
@@ -71,6 +74,8 @@ def create_environment(
                 f"terminal.ssh.options: {option!r} is not an ssh option; "
                 "write options as Key=Value (for example ServerAliveInterval=30)"
             )
+    from herald.environments.ssh import SshEnvironment
+
     return SshEnvironment(
         ssh.host.strip(),
         user=ssh.user,

@@ -317,7 +317,7 @@ def _start_crons(runner: GatewayRunner) -> list[Any]:
         if not settings.config.cron.enabled:
             continue
         try:
-            cron = GatewayCron(settings, send)
+            cron = GatewayCron(settings, send, tools=runner.tools)
             cron.start()
         except Exception as exc:  # the chats keep working without the scheduler
             log.error("the cron scheduler of profile %s could not start: %s", profile, exc)

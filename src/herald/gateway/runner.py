@@ -57,6 +57,7 @@ from herald.gateway.turns import ActiveTurn, TurnDriver, WorkItem, target_of
 from herald.safety import redact, register_secret_values
 from herald.state.gateway_liveness import InboundLedger, InboundState, Outbox
 from herald.state.gateway_tables import GatewayState, InflightTurn
+from herald.toolbox import builtin_tools
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -132,6 +133,9 @@ class GatewayRunner:
             backoff=self.config.watchdog.delivery_backoff,
             backoff_max=self.config.watchdog.delivery_backoff_max,
         )
+        # The gateway's tools: one registry its agents share (each agent's own tools, its
+        # MCP servers' and plugins', go on an overlay of it), and its cron jobs use.
+        self.tools = builtin_tools()
         self.sessions = SessionManager(
             state=self.state,
             cache=self.cache,
@@ -139,6 +143,7 @@ class GatewayRunner:
             settings_for=self.settings_for,
             store_for=self.store_for,
             executor=self.executor,
+            tools=self.tools,
         )
         self.turns = TurnDriver(
             config=self.config,

@@ -26,6 +26,7 @@ from herald.state.gateway_tables import GatewayState
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, Settings
     from herald.state import StateStore
+    from herald.tools import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +104,13 @@ def build_agent(
     hygiene: HygieneConfig | None = None,
     origin: str | None = None,
     identity: Identity | None = None,
+    tools: ToolRegistry | None = None,
 ) -> Any:
-    """An agent on `session_id`, or on a session created now (blocking)."""
+    """An agent on `session_id`, or on a session created now (blocking). `tools`: the
+    gateway's registry (a new one of the built-ins when not given); the configured MCP
+    servers' tools go on an overlay of it for this agent."""
     from herald.engine import Agent, AgentOptions
-    from herald.mcp import agent_registry
+    from herald.toolbox import agent_tools
 
     record = store.get_session(session_id) if session_id else None
     if record is not None and record.identity != (identity.name if identity else OWNER):
@@ -121,15 +125,16 @@ def build_agent(
         record = None
     model = (record.meta.get(MODEL_META_KEY) if record is not None else None) or None
     config = config_for_identity(config_with_model(settings.config, model), identity)
-    registry = agent_registry(settings)  # the built-ins plus configured MCP servers'
-    agent = Agent.from_settings(
+    registry = agent_tools(settings, base=tools)
+    return Agent.open(
         settings,
         store,
-        session_id=session_id if record is not None else None,
+        session_id=record.id if record is not None else None,
+        source=platform,
+        title=first_text,
         config=config,
-        registry=registry,
+        tools=registry,
         options=AgentOptions(
-            source=platform,
             toolset=toolset,
             cwd=cwd,
             caller_system=caller_system,
@@ -139,12 +144,6 @@ def build_agent(
             enabled_tools=only_tools(identity, toolset, config, registry),
         ),
     )
-    try:
-        agent.open_session(first_text)
-    except BaseException:
-        agent.close()
-        raise
-    return agent
 
 
 class SessionManager:
@@ -157,8 +156,12 @@ class SessionManager:
         settings_for: Callable[[str], Settings],
         store_for: Callable[[str], StateStore],
         executor: Executor,
+        tools: ToolRegistry | None = None,
     ):
         self.state = state
+        # The gateway's tools, one registry its agents share (each puts its own tools,
+        # MCP servers' and plugins', on an overlay); made on first use when not given.
+        self.tools = tools
         self.cache = cache
         self.config = config
         self.settings_for = settings_for
@@ -179,6 +182,11 @@ class SessionManager:
             return entry.agent
         settings = self.settings_for(request.profile)
         store = self.store_for(request.profile)
+        if self.tools is None:
+            from herald.toolbox import builtin_tools
+
+            self.tools = builtin_tools()
+        tools = self.tools
         loop = asyncio.get_running_loop()
         agent = await loop.run_in_executor(
             self.executor,
@@ -194,6 +202,7 @@ class SessionManager:
                 hygiene=self.config.hygiene if self.config.hygiene.enabled else None,
                 origin=request.origin,
                 identity=request.identity,
+                tools=tools,
             ),
         )
         if agent.session_id != session_id:

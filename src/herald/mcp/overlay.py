@@ -199,13 +199,9 @@ def _release(manager: McpManager) -> None:
     manager.close()
 
 
-def agent_registry(settings: Settings, *, base: ToolRegistry | None = None) -> ToolRegistry:
-    """The registry an agent of these settings should use: the base (the process
-    registry by default) when no MCP server is enabled, else an overlay with them."""
-    if base is None:
-        from herald.toolbox import default_registry
-
-        base = default_registry()
+def agent_registry(settings: Settings, *, base: ToolRegistry) -> ToolRegistry:
+    """The registry an agent of these settings should use: `base` (the surface's, see
+    herald.toolbox) when no MCP server is enabled, else an overlay with them."""
     servers = {n: c for n, c in settings.config.mcp.servers.items() if c.enabled}
     if not servers:
         return base

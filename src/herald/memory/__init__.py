@@ -16,33 +16,79 @@ The `memory` and `session_search` tools are values (`herald.memory.tool.TOOLS`,
 built-in registry; importing this package registers nothing.
 """
 
-from herald.memory.builtin import ACTIONS, BuiltinMemory, MemoryWriteResult
-from herald.memory.entries import (
-    FILE_NAMES,
-    SEPARATOR,
-    TARGETS,
-    format_usage,
-    parse_entries,
-    render_entries,
-)
-from herald.memory.files import MemoryFiles, MemoryLockTimeout
-from herald.memory.manager import (
-    MemoryManager,
-    MemoryProviderError,
-    load_configured_provider,
-)
-from herald.memory.provider import MemoryProvider
-from herald.memory.recall import (
-    FENCE_CLOSE,
-    FENCE_OPEN,
-    Recall,
-    api_content_for,
-    fence,
-    is_trivial,
-    query_for,
-)
-from herald.memory.session_search import SessionSearch
-from herald.memory.snapshot import memory_blocks, snapshot_blocks
+from typing import TYPE_CHECKING
+
+from herald.lazy import lazy_exports
+
+if TYPE_CHECKING:  # for type checkers; at run time each name loads on first use
+    from herald.memory.builtin import ACTIONS, BuiltinMemory, MemoryWriteResult
+    from herald.memory.entries import (
+        FILE_NAMES,
+        SEPARATOR,
+        TARGETS,
+        format_usage,
+        parse_entries,
+        render_entries,
+    )
+    from herald.memory.files import MemoryFiles, MemoryLockTimeout
+    from herald.memory.manager import (
+        MemoryManager,
+        MemoryProviderError,
+        load_configured_provider,
+    )
+    from herald.memory.provider import MemoryProvider
+    from herald.memory.recall import (
+        FENCE_CLOSE,
+        FENCE_OPEN,
+        Recall,
+        api_content_for,
+        fence,
+        is_trivial,
+        query_for,
+    )
+    from herald.memory.session_search import SessionSearch
+    from herald.memory.snapshot import memory_blocks, snapshot_blocks
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "herald.memory.builtin": (
+        "ACTIONS",
+        "BuiltinMemory",
+        "MemoryWriteResult",
+    ),
+    "herald.memory.entries": (
+        "FILE_NAMES",
+        "SEPARATOR",
+        "TARGETS",
+        "format_usage",
+        "parse_entries",
+        "render_entries",
+    ),
+    "herald.memory.files": (
+        "MemoryFiles",
+        "MemoryLockTimeout",
+    ),
+    "herald.memory.manager": (
+        "MemoryManager",
+        "MemoryProviderError",
+        "load_configured_provider",
+    ),
+    "herald.memory.provider": ("MemoryProvider",),
+    "herald.memory.recall": (
+        "FENCE_CLOSE",
+        "FENCE_OPEN",
+        "Recall",
+        "api_content_for",
+        "fence",
+        "is_trivial",
+        "query_for",
+    ),
+    "herald.memory.session_search": ("SessionSearch",),
+    "herald.memory.snapshot": (
+        "memory_blocks",
+        "snapshot_blocks",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "ACTIONS",

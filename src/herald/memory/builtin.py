@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import herald.safety as safety
 from herald.config import HeraldHome
 from herald.config.schema_memory import MemoryConfig
 from herald.config.shared_file import SharedFileConflict
@@ -50,7 +51,6 @@ from herald.memory.entries import (
     size_of,
 )
 from herald.memory.files import MemoryFiles, MemoryLockTimeout
-from herald.safety import scan_text
 
 log = logging.getLogger(__name__)
 
@@ -208,7 +208,7 @@ class BuiltinMemory:
         content = (content or "").strip()
         old_text = (old_text or "").strip()
         if action in ("add", "replace"):
-            scan = scan_text(content, kind="memory")
+            scan = safety.scan_text(content, kind="memory")  # the scanner loads on first write
             if scan.blocked:
                 message = (
                     "refused: memory is shown to you in every future session, so text that "

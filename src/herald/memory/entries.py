@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from herald.safety import scan_text
+import herald.safety as safety
 
 Target = Literal["memory", "user"]
 TARGETS: tuple[Target, ...] = ("memory", "user")
@@ -98,7 +98,7 @@ class EntryCheck:
 def check_entry(entry: str) -> EntryCheck:
     """Scan an entry already on disk. The reason names categories only, never the
     matched text, so showing it cannot re-inject what was blocked."""
-    result = scan_text(entry, kind="memory")
+    result = safety.scan_text(entry, kind="memory")
     if not result.blocked:
         return EntryCheck(False)
     categories: list[str] = []

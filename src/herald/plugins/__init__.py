@@ -10,31 +10,79 @@ Capabilities stack (tools, hooks, platforms); strategies are exclusive and
 chosen in config (``memory.provider``, ``context.engine``).
 """
 
-from herald.plugins.discovery import (
-    BUNDLED_DIR,
-    ENTRY_POINT_GROUP,
-    PROJECT_SUBDIR,
-    Candidate,
-    discover,
-)
-from herald.plugins.hooks import HOOK_EVENTS, NO_HOOKS, Deny, Hook, HookRunner
-from herald.plugins.loader import (
-    STORAGE_SUBDIR,
-    LoadedPlugin,
-    PluginFailure,
-    PluginSet,
-    forget_loaded,
-    load_plugins,
-    plugins_for,
-)
-from herald.plugins.manifest import MANIFEST, ManifestError, PluginManifest, read_manifest
-from herald.plugins.registration import (
-    PluginContext,
-    PluginStorageError,
-    Registered,
-    SlashCommand,
-)
-from herald.plugins.tools import PluginToolOverlay, namespaced
+from typing import TYPE_CHECKING
+
+from herald.lazy import lazy_exports
+
+if TYPE_CHECKING:  # for type checkers; at run time each name loads on first use
+    from herald.plugins.discovery import (
+        BUNDLED_DIR,
+        ENTRY_POINT_GROUP,
+        PROJECT_SUBDIR,
+        Candidate,
+        discover,
+    )
+    from herald.plugins.hooks import HOOK_EVENTS, NO_HOOKS, Deny, Hook, HookRunner
+    from herald.plugins.loader import (
+        STORAGE_SUBDIR,
+        LoadedPlugin,
+        PluginFailure,
+        PluginSet,
+        forget_loaded,
+        load_plugins,
+        plugins_for,
+    )
+    from herald.plugins.manifest import MANIFEST, ManifestError, PluginManifest, read_manifest
+    from herald.plugins.registration import (
+        PluginContext,
+        PluginStorageError,
+        Registered,
+        SlashCommand,
+    )
+    from herald.plugins.tools import PluginToolOverlay, namespaced
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "herald.plugins.discovery": (
+        "BUNDLED_DIR",
+        "ENTRY_POINT_GROUP",
+        "PROJECT_SUBDIR",
+        "Candidate",
+        "discover",
+    ),
+    "herald.plugins.hooks": (
+        "HOOK_EVENTS",
+        "NO_HOOKS",
+        "Deny",
+        "Hook",
+        "HookRunner",
+    ),
+    "herald.plugins.loader": (
+        "STORAGE_SUBDIR",
+        "LoadedPlugin",
+        "PluginFailure",
+        "PluginSet",
+        "forget_loaded",
+        "load_plugins",
+        "plugins_for",
+    ),
+    "herald.plugins.manifest": (
+        "MANIFEST",
+        "ManifestError",
+        "PluginManifest",
+        "read_manifest",
+    ),
+    "herald.plugins.registration": (
+        "PluginContext",
+        "PluginStorageError",
+        "Registered",
+        "SlashCommand",
+    ),
+    "herald.plugins.tools": (
+        "PluginToolOverlay",
+        "namespaced",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "BUNDLED_DIR",

@@ -36,52 +36,127 @@ served HTTP app sits behind: body size by Content-Length before reading and whil
 streaming, JSON depth before parsing.
 """
 
-from herald.safety.approval import (
-    HUMAN_CHOICES,
-    ApprovalDecision,
-    ApprovalPolicy,
-    ApprovalPrompt,
-    Judge,
-    JudgeSkipped,
-    build_judge_prompt,
-    build_prompt,
-    decide,
-    deny_glob_match,
-    make_allow_pattern,
-    parse_judge_answer,
-    pattern_matches,
-    resolve_choice,
-    run_judge,
-    unattended_default,
-)
-from herald.safety.command_rules import RULE_CATALOGUE
-from herald.safety.commands import (
-    PARSER_LIMITS_RULE,
-    CommandAnalysis,
-    CommandVerdict,
-    analyze_command,
-    check_command,
-    save_blocked_script,
-)
-from herald.safety.control_plane import (
-    CONTROL_RULES,
-    classify_path,
-    is_posture_key,
-    secret_read_refusal,
-)
-from herald.safety.host_executed import HOST_EXECUTED_PATHS, HostExecuted, host_executed_target
-from herald.safety.http_guard import BodyRule, RequestGuard
-from herald.safety.read_only import (
-    READ_ONLY_COMMANDS,
-    ReadOnlyCheck,
-    SegmentCheck,
-    check_read_only,
-    is_read_only,
-)
-from herald.safety.redaction import clear_secret_values, redact, register_secret_values
-from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
-from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
-from herald.safety.structure_tags import strip_structure_tags
+from typing import TYPE_CHECKING
+
+from herald.lazy import lazy_exports
+
+if TYPE_CHECKING:  # for type checkers; at run time each name loads on first use
+    from herald.safety.approval import (
+        HUMAN_CHOICES,
+        ApprovalDecision,
+        ApprovalPolicy,
+        ApprovalPrompt,
+        Judge,
+        JudgeSkipped,
+        build_judge_prompt,
+        build_prompt,
+        decide,
+        deny_glob_match,
+        make_allow_pattern,
+        parse_judge_answer,
+        pattern_matches,
+        resolve_choice,
+        run_judge,
+        unattended_default,
+    )
+    from herald.safety.command_rules import RULE_CATALOGUE
+    from herald.safety.commands import (
+        PARSER_LIMITS_RULE,
+        CommandAnalysis,
+        CommandVerdict,
+        analyze_command,
+        check_command,
+        save_blocked_script,
+    )
+    from herald.safety.control_plane import (
+        CONTROL_RULES,
+        classify_path,
+        is_posture_key,
+        secret_read_refusal,
+    )
+    from herald.safety.host_executed import HOST_EXECUTED_PATHS, HostExecuted, host_executed_target
+    from herald.safety.http_guard import BodyRule, RequestGuard
+    from herald.safety.read_only import (
+        READ_ONLY_COMMANDS,
+        ReadOnlyCheck,
+        SegmentCheck,
+        check_read_only,
+        is_read_only,
+    )
+    from herald.safety.redaction import clear_secret_values, redact, register_secret_values
+    from herald.safety.sandbox_policy import SandboxScope, sandbox_relaxation
+    from herald.safety.scanner import SCAN_KINDS, SCAN_RULES, ScanFinding, ScanResult, scan_text
+    from herald.safety.structure_tags import strip_structure_tags
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "herald.safety.approval": (
+        "HUMAN_CHOICES",
+        "ApprovalDecision",
+        "ApprovalPolicy",
+        "ApprovalPrompt",
+        "Judge",
+        "JudgeSkipped",
+        "build_judge_prompt",
+        "build_prompt",
+        "decide",
+        "deny_glob_match",
+        "make_allow_pattern",
+        "parse_judge_answer",
+        "pattern_matches",
+        "resolve_choice",
+        "run_judge",
+        "unattended_default",
+    ),
+    "herald.safety.command_rules": ("RULE_CATALOGUE",),
+    "herald.safety.commands": (
+        "PARSER_LIMITS_RULE",
+        "CommandAnalysis",
+        "CommandVerdict",
+        "analyze_command",
+        "check_command",
+        "save_blocked_script",
+    ),
+    "herald.safety.control_plane": (
+        "CONTROL_RULES",
+        "classify_path",
+        "is_posture_key",
+        "secret_read_refusal",
+    ),
+    "herald.safety.host_executed": (
+        "HOST_EXECUTED_PATHS",
+        "HostExecuted",
+        "host_executed_target",
+    ),
+    "herald.safety.http_guard": (
+        "BodyRule",
+        "RequestGuard",
+    ),
+    "herald.safety.read_only": (
+        "READ_ONLY_COMMANDS",
+        "ReadOnlyCheck",
+        "SegmentCheck",
+        "check_read_only",
+        "is_read_only",
+    ),
+    "herald.safety.redaction": (
+        "clear_secret_values",
+        "redact",
+        "register_secret_values",
+    ),
+    "herald.safety.sandbox_policy": (
+        "SandboxScope",
+        "sandbox_relaxation",
+    ),
+    "herald.safety.scanner": (
+        "SCAN_KINDS",
+        "SCAN_RULES",
+        "ScanFinding",
+        "ScanResult",
+        "scan_text",
+    ),
+    "herald.safety.structure_tags": ("strip_structure_tags",),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "CONTROL_RULES",

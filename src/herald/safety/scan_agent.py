@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable
 from itertools import islice
 
-from herald.safety.commands import check_command
 from herald.safety.scan_match import Span, before, regex
 
 _I = re.I
@@ -264,6 +263,9 @@ _MAX_LINES = 24  # check_command calls per text: keeps a 100 KB scan fast
 
 
 def _malicious(command: str) -> bool:
+    # The command rules compile when a scanned text first holds a command to judge.
+    from herald.safety.commands import check_command
+
     verdict = check_command(command[:400])
     if verdict.level == "hardline":
         return verdict.rule != "hardline.parser_limits"

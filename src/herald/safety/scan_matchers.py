@@ -10,7 +10,6 @@ import itertools
 import re
 from itertools import islice
 
-from herald.safety.commands import check_command
 from herald.safety.redaction import redact, secret_kinds
 from herald.safety.scan_match import MAX_ANCHORS, Span, window_start
 
@@ -159,7 +158,10 @@ _MAX_COMMAND_CHARS = 2000
 
 def _command_lines(text: str, must: tuple[re.Pattern[str], ...], rule: str) -> Span | None:
     """A line holding a command that check_command flags with rule (the
-    command may follow a prompt or a label: each command word is tried)."""
+    command may follow a prompt or a label: each command word is tried). The command
+    rules compile when the first text that may hold such a command is scanned."""
+    from herald.safety.commands import check_command
+
     checked = 0
     pos = 0
     for line in text.split("\n"):

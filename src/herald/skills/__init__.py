@@ -10,32 +10,88 @@ skills with snapshots and rollback, and `herald.skills.tools` declares the tools
 `skills_list`, `skill_view` and `skill_manage` (its ``TOOLS``).
 """
 
-from herald.skills.curator import Curator, CuratorReport, RollbackReport
-from herald.skills.index import BUILTIN_SLASH_COMMANDS, render_index
-from herald.skills.library import Shadowed, SkillLibrary, SkillProblem, default_bundled_dir
-from herald.skills.manage import (
-    ArchivedSkill,
-    ManageResult,
-    SkillManageError,
-    archive_skill,
-    archived_skills,
-    create_skill,
-    edit_skill,
-    patch_skill,
-    restore_skill,
-    set_pinned,
-)
-from herald.skills.skill import Skill, SkillSource
-from herald.skills.snapshots import Snapshot, SnapshotError
-from herald.skills.usage import SkillUsage, UsageStore
-from herald.skills.validation import (
-    MAX_DESCRIPTION_CHARS,
-    SKILL_FILE,
-    SkillMeta,
-    SkillValidationError,
-    validate_skill_dir,
-    validate_skill_text,
-)
+from typing import TYPE_CHECKING
+
+from herald.lazy import lazy_exports
+
+if TYPE_CHECKING:  # for type checkers; at run time each name loads on first use
+    from herald.skills.curator import Curator, CuratorReport, RollbackReport
+    from herald.skills.index import BUILTIN_SLASH_COMMANDS, render_index
+    from herald.skills.library import Shadowed, SkillLibrary, SkillProblem, default_bundled_dir
+    from herald.skills.manage import (
+        ArchivedSkill,
+        ManageResult,
+        SkillManageError,
+        archive_skill,
+        archived_skills,
+        create_skill,
+        edit_skill,
+        patch_skill,
+        restore_skill,
+        set_pinned,
+    )
+    from herald.skills.skill import Skill, SkillSource
+    from herald.skills.snapshots import Snapshot, SnapshotError
+    from herald.skills.usage import SkillUsage, UsageStore
+    from herald.skills.validation import (
+        MAX_DESCRIPTION_CHARS,
+        SKILL_FILE,
+        SkillMeta,
+        SkillValidationError,
+        validate_skill_dir,
+        validate_skill_text,
+    )
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "herald.skills.curator": (
+        "Curator",
+        "CuratorReport",
+        "RollbackReport",
+    ),
+    "herald.skills.index": (
+        "BUILTIN_SLASH_COMMANDS",
+        "render_index",
+    ),
+    "herald.skills.library": (
+        "Shadowed",
+        "SkillLibrary",
+        "SkillProblem",
+        "default_bundled_dir",
+    ),
+    "herald.skills.manage": (
+        "ArchivedSkill",
+        "ManageResult",
+        "SkillManageError",
+        "archive_skill",
+        "archived_skills",
+        "create_skill",
+        "edit_skill",
+        "patch_skill",
+        "restore_skill",
+        "set_pinned",
+    ),
+    "herald.skills.skill": (
+        "Skill",
+        "SkillSource",
+    ),
+    "herald.skills.snapshots": (
+        "Snapshot",
+        "SnapshotError",
+    ),
+    "herald.skills.usage": (
+        "SkillUsage",
+        "UsageStore",
+    ),
+    "herald.skills.validation": (
+        "MAX_DESCRIPTION_CHARS",
+        "SKILL_FILE",
+        "SkillMeta",
+        "SkillValidationError",
+        "validate_skill_dir",
+        "validate_skill_text",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 __all__ = [
     "BUILTIN_SLASH_COMMANDS",

@@ -1,7 +1,8 @@
 """Tools (L2): the registry the engine dispatches through, and the tools the model can call.
 
-Importing this package registers the built-in tools on `registry`. Toolsets
-decide which registered tools a surface exposes; the planner and the guardrail
+A `ToolRegistry` is a value its surface owns (`herald.toolbox` composes the
+capabilities' tools into one); nothing registers by being imported. Toolsets
+decide which of a registry's tools a surface exposes; the planner and the guardrail
 controller are the pure parts of a tool round the engine runs. The approval gates
 (`herald.tools.terminal_approval`, `herald.tools.write_gate`) are imported from their
 modules by what uses them: they bring in every command backend, which a turn that never
@@ -38,6 +39,7 @@ from herald.tools.registry import (
     DEFAULT_MAX_RESULT_CHARS,
     ERROR_PREFIX,
     MAX_ERROR_CHARS,
+    DeclaredTools,
     PathScope,
     ToolArgumentError,
     ToolContext,
@@ -47,7 +49,6 @@ from herald.tools.registry import (
     ToolSpec,
     check_path_arguments,
     parse_arguments,
-    registry,
     sanitize_error,
 )
 from herald.tools.results import limit_result
@@ -75,6 +76,7 @@ __all__ = [
     "ChangeGuard",
     "ChangeIntent",
     "CheckCache",
+    "DeclaredTools",
     "DefinitionsCache",
     "GuardrailController",
     "GuardrailDecision",
@@ -106,7 +108,6 @@ __all__ = [
     "limit_result",
     "parse_arguments",
     "plan_tool_batch",
-    "registry",
     "resolve_hard_stop",
     "resolve_toolset",
     "sanitize_error",

@@ -93,14 +93,10 @@ def reservations_for(
 def plan_tool_batch(
     calls: Sequence[C],
     cwd: str,
-    lookup: SpecLookup | None = None,
+    lookup: SpecLookup,
 ) -> list[tuple[SegmentKind, list[C]]]:
-    """Segments in call order; `lookup` gives a call's spec (default: the global
-    registry), None for a tool that is unknown or not enabled here."""
-    if lookup is None:
-        from herald.tools.registry import registry
-
-        lookup = registry.get
+    """Segments in call order; `lookup` gives a call's spec (the turn's registry), None
+    for a tool that is unknown or not enabled here."""
     segments: list[tuple[SegmentKind, list[C]]] = []
     group: list[C] = []
     held: list[Reservation] = []

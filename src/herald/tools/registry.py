@@ -1,4 +1,4 @@
-"""The tool registry: tools register themselves; the engine dispatches by name.
+"""The tool registry: a set of tools a surface owns; the engine dispatches by name.
 
 Registering is not exposing: a registered tool reaches the model only when the
 surface asks for it by name (toolsets, built on top of this, decide which).
@@ -299,23 +299,88 @@ def to_result_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+class DeclaredTools:
+    """Tools named before their module is imported: `load` gives their specs the first
+    time one of them is looked up (a turn offers it, a call runs it)."""
+
+    def __init__(self, names: Iterable[str], toolset: str, load: Callable[[], Iterable[ToolSpec]]):
+        self.names = tuple(names)
+        self.toolset = toolset
+        self.load = load
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        specs = tuple(self.load())
+        loaded = {s.name: s.toolset for s in specs}
+        declared = dict.fromkeys(self.names, self.toolset)
+        if loaded != declared:
+            raise ValueError(
+                f"a capability declared tools {declared} but its module gives {loaded}; "
+                "make the declaration (herald.toolbox) name exactly the module's tools"
+            )
+        return specs
+
+
 class ToolRegistry:
+    """A set of tools, a value its surface owns (see `herald.toolbox`); tools may be
+    declared by name and loaded when first looked up (`declare`)."""
+
     def __init__(self) -> None:
         self._tools: dict[str, ToolSpec] = {}
-        self._lock = threading.Lock()
+        self._pending: dict[str, DeclaredTools] = {}
+        self._lock = threading.RLock()
         self._generation = 0
         self.hooks = ToolHooks()
 
     @property
     def generation(self) -> Any:
-        """Changes whenever the set of tools changes (a cache key, compare only)."""
+        """Changes whenever the set of tools changes (a cache key, compare only); loading
+        declared tools does not change the set."""
         return self._generation
 
     @generation.setter
     def generation(self, value: int) -> None:
         self._generation = value
 
+    def declare(
+        self, names: Iterable[str], toolset: str, load: Callable[[], Iterable[ToolSpec]]
+    ) -> None:
+        """Name tools of `toolset` whose specs `load` gives when one is first looked up."""
+        declared = DeclaredTools(names, toolset, load)
+        with self._lock:
+            for name in declared.names:
+                self._tools.pop(name, None)
+                self._pending[name] = declared
+            self._generation += 1
+
+    def _own(self, name: str) -> ToolSpec | None:
+        """This registry's own spec of `name`, loading its declaration if need be."""
+        spec = self._tools.get(name)
+        if spec is not None or name not in self._pending:
+            return spec
+        with self._lock:
+            declared = self._pending.get(name)
+            if declared is not None:
+                specs = declared.specs()
+                for spec in specs:
+                    if self._pending.get(spec.name) is declared:
+                        del self._pending[spec.name]
+                        self._tools[spec.name] = spec
+        return self._tools.get(name)
+
+    def _toolset_of(self) -> dict[str, str]:
+        """Every tool's toolset, loaded or only declared (nothing is imported)."""
+        out = {name: d.toolset for name, d in self._pending.items()}
+        out.update((name, spec.toolset) for name, spec in self._tools.items())
+        return out
+
+    def loaded_names(self) -> list[str]:
+        """The tools whose specs are loaded (for tests of what start-up imports)."""
+        return sorted(self._tools)
+
     def _specs(self) -> dict[str, ToolSpec]:
+        """Every spec (declared ones are loaded): only for walks over all tools."""
+        for name in list(self._pending):
+            self._own(name)
         return self._tools
 
     def close(self) -> None:
@@ -373,6 +438,7 @@ class ToolRegistry:
             untrusted=untrusted,
         )
         with self._lock:
+            self._pending.pop(name, None)
             self._tools[name] = spec
             self._generation += 1
         return spec
@@ -382,36 +448,46 @@ class ToolRegistry:
         replaces the earlier one."""
         with self._lock:
             for spec in specs:
+                self._pending.pop(spec.name, None)
                 self._tools[spec.name] = spec
             self._generation += 1
 
     def unregister(self, name: str) -> None:
         with self._lock:
-            if self._tools.pop(name, None) is not None:
+            found = self._tools.pop(name, None) or self._pending.pop(name, None)
+            if found is not None:
                 self._generation += 1
 
     def get(self, name: str) -> ToolSpec | None:
-        return self._specs().get(name)
+        return self._own(name)
 
     def names(self) -> list[str]:
-        return sorted(self._specs())
+        return sorted(self._toolset_of())
 
     def definitions(self, names: Sequence[str]) -> list[dict[str, Any]]:
         """Definitions for `names`, in that order; unknown names are skipped."""
-        specs = self._specs()
-        return [specs[n].definition() for n in names if n in specs]
+        specs = [self.get(n) for n in names]
+        return [spec.definition() for spec in specs if spec is not None]
 
     def restore_state(self, messages: list[dict[str, Any]], ctx: ToolContext) -> None:
-        """Let each tool rebuild its per-agent state from a resumed transcript."""
-        for spec in list(self._specs().values()):
-            if spec.restore_fn is not None:
+        """Let each tool the transcript called rebuild its per-agent state from it (a tool
+        never called has none, and its module need not be imported for that)."""
+        called = {
+            (call.get("function") or {}).get("name")
+            for message in messages
+            for call in message.get("tool_calls") or ()
+            if isinstance(call, dict)
+        }
+        for name in sorted(n for n in called if isinstance(n, str)):
+            spec = self.get(name)
+            if spec is not None and spec.restore_fn is not None:
                 spec.restore_fn(messages, ctx)
 
     def toolsets(self) -> dict[str, list[str]]:
-        """Tool names by the toolset they registered with."""
+        """Tool names by the toolset they registered with (nothing declared is loaded)."""
         out: dict[str, list[str]] = {}
-        for spec in sorted(self._specs().values(), key=lambda s: s.name):
-            out.setdefault(spec.toolset, []).append(spec.name)
+        for name, toolset in sorted(self._toolset_of().items()):
+            out.setdefault(toolset, []).append(name)
         return out
 
     def add_hook(self, event: str, fn: Callable[..., Any]) -> None:
@@ -499,8 +575,15 @@ class ToolOverlay(ToolRegistry):
     def generation(self, value: int) -> None:
         self._generation = value
 
+    def get(self, name: str) -> ToolSpec | None:
+        spec = self._own(name)
+        return spec if spec is not None else self.base.get(name)
+
+    def _toolset_of(self) -> dict[str, str]:
+        return {**self.base._toolset_of(), **super()._toolset_of()}
+
     def _specs(self) -> dict[str, ToolSpec]:
-        own = self._tools
+        own = super()._specs()
         return {**self.base._specs(), **own} if own else self.base._specs()
 
     def overlay(self) -> ToolOverlay:
@@ -522,7 +605,7 @@ class ToolOverlay(ToolRegistry):
     ) -> ToolResult:
         """Tools added here run here; everything else is the base's to run (a base may
         treat its own names specially, as the MCP overlay does)."""
-        if name in self._tools:
+        if name in self._tools or name in self._pending:
             return super().dispatch(name, raw_arguments, ctx, run_hooks=run_hooks)
         return self.base.dispatch(name, raw_arguments, ctx, run_hooks=run_hooks)
 
@@ -561,6 +644,3 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
             "resend the call with a JSON object"
         )
     return value
-
-
-registry = ToolRegistry()

@@ -23,7 +23,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+import herald.safety as safety
 from herald.config import (
     ConfigError,
     HeraldConfig,
@@ -32,18 +34,15 @@ from herald.config import (
     update_raw,
 )
 from herald.environments import Environment
-from herald.safety import (
-    PARSER_LIMITS_RULE,
-    ApprovalDecision,
-    ApprovalPolicy,
-    ApprovalPrompt,
-    SandboxScope,
-    check_command,
-    redact,
-    save_blocked_script,
-)
+from herald.safety import redact
 from herald.tools.ports import ChangeGuard
 from herald.tools.registry import ToolArgumentError, ToolContext
+
+if TYPE_CHECKING:
+    from herald.safety import ApprovalDecision, ApprovalPrompt, SandboxScope
+
+# The command rules and the approval policy (herald.safety) load when the first command
+# is checked, not when a tool module that may run one is imported.
 
 
 @dataclass
@@ -85,7 +84,7 @@ def sandbox_scope(
         return None
     checkpointed = None if checkpoint is None else checkpoint.covers
     home = environment.resolve("~")  # the sandbox's own home directory
-    return SandboxScope(
+    return safety.SandboxScope(
         backend=environment.name,
         workdir=spec.workdir,
         writable_outside=spec.rw_paths_outside_workdir(),
@@ -98,14 +97,14 @@ def sandbox_scope(
 
 def _blocked_script_message(command: str, ctx: ToolContext, environment: Environment) -> str:
     home = ctx.home or resolve_home()
-    local_path = save_blocked_script(command, home)
+    local_path = safety.save_blocked_script(command, home)
     run_path = str(local_path)
     if environment.name != "local":  # the model's commands run on the other host
         remote = environment.resolve(f"~/.cache/herald/blocked-scripts/{local_path.name}")
         environment.write_bytes(remote, local_path.read_bytes())
         run_path = remote
     return (
-        f"Refused: the command is too large or complex to check safely [{PARSER_LIMITS_RULE}]; "
+        f"Refused: the command is too large or complex to check safely [{safety.PARSER_LIMITS_RULE}]; "
         f"it was not run. It was saved as a script at {run_path} (a copy is at {local_path}). "
         f"Review it, then run it as a script: bash {run_path}"
     )
@@ -236,11 +235,11 @@ def gate_command(
     not by the unattended command allowlist (a cron job may write its report)."""
     config = ctx.config or HeraldConfig()
     env = check_env(ctx, environment, cwd)
-    verdict = check_command(command, env=env)
-    if verdict.is_hardline and verdict.rule == PARSER_LIMITS_RULE:
+    verdict = safety.check_command(command, env=env)
+    if verdict.is_hardline and verdict.rule == safety.PARSER_LIMITS_RULE:
         raise CommandRefused(_blocked_script_message(command, ctx, environment))
     session_patterns = ctx.own(SessionApprovals).patterns
-    policy = ApprovalPolicy(
+    policy = safety.ApprovalPolicy(
         config.approvals,
         judge=ctx.judge,
         scenario=ctx.surface,

@@ -33,6 +33,7 @@ from herald.kanban import (
 if TYPE_CHECKING:
     from herald.config import Settings
     from herald.kanban import Board
+    from herald.tools import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -82,21 +83,28 @@ def worker_prompt(task: Task) -> str:
 
 
 def run_worker(
-    settings: Settings, task_id: int, *, lease_token: str | None = None
+    settings: Settings, task_id: int, *, tools: ToolRegistry, lease_token: str | None = None
 ) -> WorkerOutcome:
+    """Work on `task_id` with `tools` (the registry the surface starting the worker
+    composed: `herald kanban work`)."""
     section = settings.config.kanban
     try:
         board = open_board(settings.config, settings.home, settings.secrets)
     except KanbanError as exc:
         return WorkerOutcome(task_id, EXIT_CANNOT_START, str(exc))
     try:
-        return _run(settings, board, task_id, lease_token, section.lease_seconds)
+        return _run(settings, board, task_id, lease_token, section.lease_seconds, tools)
     finally:
         board.close()
 
 
 def _run(
-    settings: Settings, board: Board, task_id: int, token: str | None, ttl: float
+    settings: Settings,
+    board: Board,
+    task_id: int,
+    token: str | None,
+    ttl: float,
+    tools: ToolRegistry,
 ) -> WorkerOutcome:
     if token is None:
         lease = board.claim(process_owner(settings.config, "worker"), ttl, task_id=task_id)
@@ -108,12 +116,14 @@ def _run(
             return WorkerOutcome(task_id, EXIT_CANNOT_START, f"cannot work on it: {why}")
         token = lease.token
     try:
-        return _work(settings, board, task_id, token, ttl)
+        return _work(settings, board, task_id, token, ttl, tools)
     except LeaseLost as exc:
         return WorkerOutcome(task_id, EXIT_GAVE_BACK, str(exc))
 
 
-def _work(settings: Settings, board: Board, task_id: int, token: str, ttl: float) -> WorkerOutcome:
+def _work(
+    settings: Settings, board: Board, task_id: int, token: str, ttl: float, tools: ToolRegistry
+) -> WorkerOutcome:
     from herald.engine import Agent, AgentOptions
     from herald.state import StateStore
 
@@ -124,19 +134,14 @@ def _work(settings: Settings, board: Board, task_id: int, token: str, ttl: float
     store = StateStore(settings.home.state_db)
     agent = None
     try:
-        session_id = store.create_session(
-            profile=settings.home.profile_label,
-            source=SOURCE,
-            title=f"kanban #{task.id}: {task.title}"[:60],
-        )
-        board.start(token, session_id=session_id, pid=os.getpid())
         try:
-            agent = Agent.from_settings(
+            agent = Agent.open(
                 settings,
                 store,
-                session_id=session_id,
+                source=SOURCE,
+                title=f"kanban #{task.id}: {task.title}",
+                tools=tools,
                 options=AgentOptions(
-                    source=SOURCE,
                     toolset=WORKER_TOOLSET,
                     cwd=str(task_workdir(settings, task.id)),
                     max_iterations=settings.config.kanban.worker_max_iterations,
@@ -148,6 +153,7 @@ def _work(settings: Settings, board: Board, task_id: int, token: str, ttl: float
         except Exception as exc:  # a bad model config, say: the attempt ends here
             reason = f"the worker could not start an agent: {type(exc).__name__}: {exc}"
             return _give_back(board, task_id, token, reason)
+        board.start(token, session_id=agent.session_id, pid=os.getpid())
         handle = agent.start_turn(worker_prompt(task))
         stop_requested, previous = _interrupt_on_sigterm(handle)
         try:

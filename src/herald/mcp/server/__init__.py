@@ -10,7 +10,6 @@ from herald.mcp.server.agent_run import (
     ApprovalAnswer,
     RunRequest,
     close_session_agent,
-    open_session_agent,
 )
 from herald.mcp.server.app import build_server
 from herald.mcp.server.reading import HeraldReader
@@ -35,7 +34,6 @@ __all__ = [
     "close_session_agent",
     "http_app",
     "is_loopback",
-    "open_session_agent",
     "parse_address",
     "serve_http",
     "serve_stdio",

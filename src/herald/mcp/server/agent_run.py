@@ -40,11 +40,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from herald.config import with_turn_cap
+from herald.toolbox import agent_tools, builtin_tools
 
 if TYPE_CHECKING:
     from herald.config import Settings
     from herald.safety import ApprovalPrompt
     from herald.state import StateStore
+    from herald.tools import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -111,65 +113,37 @@ def client_can_answer(ctx: Any) -> bool:
     return caps is not None and caps.elicitation is not None
 
 
-def open_session_agent(
-    settings: Settings,
-    store: StateStore,
-    *,
-    source: str,
-    session_id: str | None = None,
-    title: str | None = None,
-    cwd: str | None = None,
-    toolset: str | None = None,
-    max_turns: int | None = None,
-    unattended_allow: tuple[str, ...] = (),
-    unattended_hint: str = "",
+def _build_agent(
+    settings: Settings, store: StateStore, request: RunRequest, tools: ToolRegistry
 ) -> tuple[Any, Any, str]:
-    """An agent on `session_id` (an id or unique prefix), or on a session created now,
-    with the configured MCP servers' tools; returns (agent, registry, session id)."""
-    from herald.engine import Agent, AgentOptions
-    from herald.mcp.overlay import agent_registry
-
-    if session_id is not None:
-        session_id = store.resolve_session_id(session_id)
-    options = AgentOptions(
-        source=source,
-        max_iterations=max_turns,
-        unattended_allow=unattended_allow,
-        unattended_hint=unattended_hint,
-    )
-    if cwd is not None:
-        options.cwd = cwd
-    if toolset is not None:
-        options.toolset = toolset
-    agent = Agent.from_settings(
-        settings, store, session_id=session_id, options=options, registry=agent_registry(settings)
-    )
-    try:
-        session_id = agent.open_session(title or "")
-    except BaseException:
-        agent.close()
-        raise
-    return agent, agent.registry, session_id
-
-
-def _build_agent(settings: Settings, store: StateStore, request: RunRequest) -> Any:
-    from herald.engine import title_from
+    """The agent of one agent_run: on `request.session_id` (an id or a unique prefix) or
+    on a session created now, with the configured MCP servers' tools over `tools`;
+    returns (agent, its registry, session id)."""
+    from herald.engine import Agent, AgentOptions, title_from
 
     serve = settings.config.mcp.serve
     if request.max_cost_usd is not None:
         settings = with_turn_cap(settings, request.max_cost_usd)
-    return open_session_agent(
+    session_id = request.session_id
+    if session_id is not None:
+        session_id = store.resolve_session_id(session_id)
+    agent = Agent.open(
         settings,
         store,
+        session_id=session_id,
         source="mcp",
-        session_id=request.session_id,
         title=title_from(request.prompt),
-        toolset=serve.toolset,
-        max_turns=request.max_iterations or serve.max_iterations,
-        # what a turn nobody approves may run beyond the read-only commands
-        unattended_allow=tuple(serve.allow),
-        unattended_hint="mcp.serve.allow: [{pattern}]",
+        tools=agent_tools(settings, base=tools),
+        options=AgentOptions(
+            toolset=serve.toolset,
+            max_iterations=request.max_iterations or serve.max_iterations,
+            # what a turn nobody approves may run beyond the read-only commands
+            unattended_allow=tuple(serve.allow),
+            unattended_hint="mcp.serve.allow: [{pattern}]",
+        ),
     )
+    assert agent.session_id is not None
+    return agent, agent.registry, agent.session_id
 
 
 def close_session_agent(agent: Any, registry: Any) -> None:
@@ -195,6 +169,7 @@ class AgentRunner:
         self.settings = settings
         self.store = store
         self.runs = Runs()
+        self.tools = builtin_tools()  # the server's tools, shared by its runs' agents
 
     @property
     def answer_timeout(self) -> float:
@@ -220,7 +195,7 @@ class AgentRunner:
 
         loop = asyncio.get_running_loop()
         agent, registry, session_id = await asyncio.to_thread(
-            _build_agent, self.settings, self.store, request
+            _build_agent, self.settings, self.store, request, self.tools
         )
         events: asyncio.Queue[Any] = asyncio.Queue()
 

@@ -25,6 +25,7 @@ class HeraldReader:
     def __init__(self, settings: Settings, store: StateStore) -> None:
         self.settings = settings
         self.store = store
+        self._tools: Any = None
 
     def _context(self) -> ToolContext:
         s = self.settings
@@ -38,9 +39,11 @@ class HeraldReader:
         )
 
     def _builtin(self, name: str, args: dict[str, Any]) -> str:
-        from herald.toolbox import default_registry
+        if self._tools is None:  # the reader's own registry, made on first use
+            from herald.toolbox import builtin_tools
 
-        result = default_registry().dispatch(name, args, self._context(), run_hooks=False)
+            self._tools = builtin_tools()
+        result = self._tools.dispatch(name, args, self._context(), run_hooks=False)
         if result.is_error:
             raise ToolArgumentError(result.content.removeprefix("[TOOL_ERROR]").strip())
         return result.content

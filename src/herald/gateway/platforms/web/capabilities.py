@@ -112,6 +112,7 @@ def _add_job_routes(app: FastAPI, adapter: WebBackend, api: str) -> None:
         from herald.cron import JobError, set_enabled
         from herald.cron.jobs import require_job
         from herald.cron.scheduler import Scheduler
+        from herald.toolbox import builtin_tools
 
         if action not in ("run", "pause", "resume"):
             raise WebError(404, "job actions are run, pause and resume")
@@ -127,7 +128,7 @@ def _add_job_routes(app: FastAPI, adapter: WebBackend, api: str) -> None:
 
         def run_now() -> None:
             with store() as own:
-                record = Scheduler(settings, own, kind="manual").run_now(job)
+                record = Scheduler(settings, own, tools=builtin_tools(), kind="manual").run_now(job)
                 log.info("web: job %s run now: %s", name, record.status if record else "busy")
 
         asyncio.get_running_loop().run_in_executor(None, run_now)

@@ -1,0 +1,95 @@
+"""A one-shot imports what its turn uses (issue 32): a capability's module when the turn
+offers its tools, the command rules when a command is checked, and nothing of cron's
+scheduler, the board, MCP, the delegation runner or the gateway it does not use."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import herald
+from herald.testing.fake_llm import Reply
+from herald.testing.homes import fake_model_config, make_home, merge
+
+# Runs `herald chat -q` in this process and writes the Herald modules it imported.
+PROBE = """
+import atexit, json, sys
+out = sys.argv.pop(1)
+def dump():
+    with open(out, "w") as f:
+        json.dump(sorted(m for m in sys.modules if m.startswith("herald")), f)
+atexit.register(dump)
+from herald.cli import main
+sys.exit(main())
+"""
+
+# The Herald under test, whatever the subprocess's working directory.
+SOURCE = os.pathsep.join([str(Path(herald.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])
+
+NEVER_IN_A_PLAIN_ONESHOT = (
+    "herald.cron.scheduler",
+    "herald.cron.daemon",
+    "herald.cron.execute",
+    "herald.cron.store",
+    "herald.kanban",
+    "herald.mcp",
+    "herald.delegation.runner",
+    "herald.gateway",
+    "herald.acp",
+    "herald.safety.command_rules",  # no command was checked
+    "herald.safety.approval",
+    "herald.environments.docker",  # the local backend was chosen
+    "herald.environments.bwrap",
+    "herald.environments.ssh",
+)
+
+
+def _oneshot_modules(tmp_path: Path, fake_llm, config: dict, *replies: Reply) -> list[str]:
+    settings = make_home(tmp_path / "home", merge(fake_model_config(fake_llm), config))
+    fake_llm.enqueue(*replies)
+    out = tmp_path / "modules.json"
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), "chat", "-q", "Make a todo list, then say done."],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=work,
+        env={**os.environ, "HERALD_HOME": str(settings.home.root), "PYTHONPATH": SOURCE},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
+def _imported(modules: list[str], prefix: str) -> list[str]:
+    return [m for m in modules if m == prefix or m.startswith(prefix + ".")]
+
+
+def test_a_plain_oneshot_imports_only_what_its_turn_uses(tmp_path, fake_llm):
+    modules = _oneshot_modules(
+        tmp_path, fake_llm, {}, Reply.tool_call("todo", {"todos": []}), Reply.text("Done.")
+    )
+    assert "herald.tools.todo" in modules  # the turn's tool ran
+    assert "herald.cron.tool" in modules  # offered by the CLI bundle: its schema is sent
+    assert "herald.delegation.tool" in modules
+    unwanted = [m for prefix in NEVER_IN_A_PLAIN_ONESHOT for m in _imported(modules, prefix)]
+    assert unwanted == [], unwanted
+
+
+def test_what_a_turn_offers_or_runs_is_imported(tmp_path, fake_llm):
+    """The same check the other way round (so the first cannot pass by accident): offer
+    the board's tools and run a command, and their modules load."""
+    modules = _oneshot_modules(
+        tmp_path,
+        fake_llm,
+        {"toolsets": {"enabled": ["kanban"]}, "approvals": {"mode": "off"}},
+        Reply.tool_call("terminal", {"command": "echo hi"}),
+        Reply.text("Done."),
+    )
+    assert "herald.kanban.tools" in modules
+    assert "herald.safety.command_rules" in modules
+    assert "herald.environments.local" in modules
