@@ -31,6 +31,8 @@ PLATFORM_LIBRARIES = {
     "api": ("fastapi", "uvicorn"),
     "webhook": ("fastapi", "uvicorn"),
     "telegram": ("telegram",),
+    "email": ("aioimaplib", "aiosmtplib"),
+    "signal": ("httpx",),
 }
 GATEWAY_EXTRA_HINT = "pip install 'herald[gateway]'"
 
