@@ -37,6 +37,7 @@ from herald.config.schema import (
 )
 from herald.config.schema_budget import BudgetConfig, ModelPricing, SourceBudget
 from herald.config.schema_checkpoints import CheckpointsConfig
+from herald.config.schema_trust import TrustConfig
 from herald.config.secret_strength import (
     ENTRANCE_SECRETS,
     WEB_LOGIN,
@@ -115,6 +116,7 @@ __all__ = [
     "SharedFileConflict",
     "SharedFileLockTimeout",
     "SourceBudget",
+    "TrustConfig",
     "WeakSecretError",
     "base_home",
     "check_entrance",

@@ -25,6 +25,7 @@ from herald.config.schema_plugins import PluginsConfig
 from herald.config.schema_skills import CuratorConfig, SkillsConfig
 from herald.config.schema_terminal import TerminalConfig
 from herald.config.schema_tools import GuardrailsConfig, ToolsetsConfig
+from herald.config.schema_trust import TrustConfig
 from herald.config.schema_web import WebConfig
 from herald.config.strict import StrictModel, renamed_key
 
@@ -182,6 +183,7 @@ class HeraldConfig(StrictModel):
     plugins: PluginsConfig = Field(default_factory=PluginsConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    trust: TrustConfig = Field(default_factory=TrustConfig)
     identities: dict[str, IdentityConfig] = Field(
         default_factory=dict, description="who shares this Herald: role and accounts"
     )

@@ -58,6 +58,11 @@ class McpServerConfig(StrictModel):
         "read-only); always. Unset: always, unless every tool says it is read-only",
     )
     tools: McpToolFilter = Field(default_factory=McpToolFilter)
+    trusted: bool = Field(
+        False,
+        description="true: this server's results are trusted content; false (default): they "
+        "are untrusted (mcp:<name>) and cannot steer consequential calls (see trust)",
+    )
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpServerConfig:

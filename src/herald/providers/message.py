@@ -30,6 +30,9 @@ class Message:
     name: str | None = None
     api_content: str | None = None  # the copy sent to the model (recall fenced on)
     row_id: int | None = None  # its row in state.db; None until stored
+    # owner | trusted | untrusted:<source> (herald.safety.provenance); None until stored,
+    # where an unlabelled user message is the owner's and anything else trusted.
+    provenance: str | None = None
 
     @property
     def sent_content(self) -> str | list[Any] | None:
@@ -57,6 +60,8 @@ class Message:
             out["name"] = self.name
         if self.api_content is not None:
             out["api_content"] = self.api_content
+        if self.provenance is not None:
+            out["provenance"] = self.provenance
         return out
 
     @classmethod
@@ -73,6 +78,7 @@ class Message:
             name=data.get("name"),
             api_content=data.get("api_content"),
             row_id=row_id,
+            provenance=data.get("provenance"),
         )
 
     def with_row(self, row_id: int | None) -> Message:

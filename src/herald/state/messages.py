@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from herald.safety.provenance import OWNER, TRUSTED, check_provenance
+
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 # Keys a caller may pass. Anything else is rejected rather than dropped, so a
@@ -22,6 +24,7 @@ _KNOWN_KEYS = frozenset(
         "reasoning",
         "reasoning_content",
         "api_content",
+        "provenance",
     }
 )
 
@@ -37,6 +40,7 @@ class NewMessage:
     tool_name: str | None
     reasoning: str | None
     api_content: str | None
+    provenance: str = "trusted"
 
 
 def _optional_str(message: Mapping[str, Any], key: str) -> str | None:
@@ -90,6 +94,9 @@ def normalize_message(message: Mapping[str, Any], *, api_content: str | None = N
         api_content = _optional_str({"api_content": api_content}, "api_content")
     if api_content == content:
         api_content = None  # the sidecar exists only when the API copy differs
+    provenance = _optional_str(message, "provenance")
+    if provenance is None:  # unlabelled: a user row is the owner's words, the rest Herald's
+        provenance = OWNER if role == "user" else TRUSTED
     return NewMessage(
         role=role,
         content=content,
@@ -98,4 +105,5 @@ def normalize_message(message: Mapping[str, Any], *, api_content: str | None = N
         tool_name=tool_name,
         reasoning=reasoning,
         api_content=api_content,
+        provenance=check_provenance(provenance),
     )

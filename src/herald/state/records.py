@@ -85,6 +85,8 @@ class StoredMessage:
     active: bool
     compacted: bool
     created_at: float
+    # owner | trusted | untrusted:<source> (herald.safety.provenance)
+    provenance: str = "trusted"
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> StoredMessage:
@@ -104,6 +106,7 @@ class StoredMessage:
             active=bool(row["active"]),
             compacted=bool(row["compacted"]),
             created_at=row["created_at"],
+            provenance=row["provenance"],
         )
 
     def to_api(self) -> dict[str, Any]:
@@ -128,6 +131,7 @@ class StoredMessage:
             name=self.tool_name,
             api_content=self.api_content,
             row_id=self.id,
+            provenance=self.provenance,
         )
 
     def to_dict(self) -> dict[str, Any]:

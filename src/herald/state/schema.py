@@ -235,6 +235,24 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE messages ADD COLUMN identity TEXT NOT NULL DEFAULT 'owner'",
         ),
     ),
+    Migration(
+        7,
+        "provenance of every message (owner, trusted, untrusted:<source>)",
+        (
+            # Rows from before provenance existed: a user row was its session's person
+            # (the owner's own words, or another identity's chat message); everything
+            # else is taken as trusted (nothing was fenced then, so nothing can be
+            # told apart now).
+            "ALTER TABLE messages ADD COLUMN provenance TEXT NOT NULL DEFAULT 'trusted'",
+            "UPDATE messages SET provenance = CASE WHEN identity = 'owner' THEN 'owner'"
+            " ELSE 'untrusted:chat:' || identity END WHERE role = 'user'",
+            # Where content came from is as immutable as the content itself.
+            """CREATE TRIGGER messages_provenance_immutable
+            BEFORE UPDATE OF provenance ON messages BEGIN
+                SELECT RAISE(ABORT, 'messages are append-only: provenance cannot change');
+            END""",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

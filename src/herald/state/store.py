@@ -375,8 +375,8 @@ class StateStore:
             seq = last_seq + offset + 1
             cursor = conn.execute(
                 "INSERT INTO messages (session_id, seq, position, role, content, tool_calls,"
-                " tool_call_id, tool_name, reasoning, api_content, created_at, identity)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " tool_call_id, tool_name, reasoning, api_content, created_at, provenance,"
+                " identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
                 " (SELECT identity FROM sessions WHERE id = ?1))",
                 (
                     sid,
@@ -390,6 +390,7 @@ class StateStore:
                     new.reasoning,
                     new.api_content,
                     now,
+                    new.provenance,
                 ),
             )
             stored.append(
@@ -408,6 +409,7 @@ class StateStore:
                     active=True,
                     compacted=False,
                     created_at=now,
+                    provenance=new.provenance,
                 )
             )
         self._touch(conn, sid)

@@ -36,6 +36,7 @@ from herald.tools.registry import (
     ToolContext,
     ToolSpec,
     check_path_arguments,
+    check_trust_declaration,
 )
 
 # A true/false argument: strict, so after coercion ("true" -> True) 1 or "yes" is refused
@@ -59,11 +60,18 @@ def tool(
     requires_env: Iterable[str] = (),
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     restore: Callable[[list[dict[str, Any]], ToolContext], None] | None = None,
+    controls: Iterable[str] = (),
+    consequential: bool = False,
+    untrusted: str | None = None,
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
     """Turn ``fn(ctx, **arguments)`` into a `ToolSpec`.
 
     ``reads`` / ``writes`` name the arguments that hold paths the tool reads or
-    writes (the batch planner keeps writers apart from overlapping calls)."""
+    writes (the batch planner keeps writers apart from overlapping calls). ``controls``
+    names the arguments that decide where a consequential action goes (a path, command,
+    URL or recipient; every other argument is data), ``consequential`` marks a tool whose
+    call changes something outside the session, and ``untrusted`` (a source such as
+    ``"plugin:name"``) marks the tool's results as untrusted content (herald.safety.taint)."""
 
     def declare(fn: Callable[..., Any]) -> ToolSpec:
         tool_name = name or fn.__name__
@@ -74,6 +82,7 @@ def tool(
         else:
             parameters, validate = _schema_from_signature(tool_name, fn, arg_docs)
         check_path_arguments(tool_name, parameters, tuple(reads), tuple(writes))
+        check_trust_declaration(tool_name, parameters, tuple(controls), untrusted)
         text = description if description is not None else summary
         if not text and schema is not None:
             text = str(schema.get("description") or "")
@@ -97,6 +106,9 @@ def tool(
             writes=tuple(writes),
             max_result_chars=max_result_chars,
             restore_fn=restore,
+            controls=tuple(controls),
+            consequential=consequential,
+            untrusted=untrusted,
         )
 
     return declare

@@ -138,13 +138,30 @@ def check_path_arguments(
 ) -> None:
     """`reads`/`writes` must name arguments the tool has: a misspelt one would let a
     writer run beside a call on the same path (a bug in the tool, caught at declaration)."""
+    _check_named_arguments(name, parameters, "reads/writes", {*reads, *writes})
+
+
+def check_trust_declaration(
+    name: str, parameters: Any, controls: Iterable[str], untrusted: str | None
+) -> None:
+    """`controls` must name arguments the tool has (a misspelt one would leave the real
+    control argument unchecked), and `untrusted` must be a source label ``kind:name``."""
+    _check_named_arguments(name, parameters, "controls", set(controls))
+    if untrusted is not None and not re.fullmatch(r"[a-z]+:\S+", untrusted):
+        raise ValueError(
+            f"tool {name!r}: untrusted={untrusted!r} is not a provenance source; "
+            "write it as kind:name, for example 'plugin:mytool'"
+        )
+
+
+def _check_named_arguments(name: str, parameters: Any, label: str, named: set[str]) -> None:
     known = (
         set((parameters or {}).get("properties") or {}) if isinstance(parameters, dict) else set()
     )
-    unknown = sorted({*reads, *writes} - known)
+    unknown = sorted(named - known)
     if unknown:
         raise ValueError(
-            f"tool {name!r}: reads/writes name {', '.join(map(repr, unknown))}, which "
+            f"tool {name!r}: {label} name {', '.join(map(repr, unknown))}, which "
             f"{'is not an argument' if len(unknown) == 1 else 'are not arguments'} of the tool "
             f"(its arguments: {', '.join(sorted(known)) or 'none'})"
         )
@@ -166,6 +183,14 @@ class ToolSpec:
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     # Rebuilds the tool's per-agent state from a resumed transcript.
     restore_fn: Callable[[list[dict[str, Any]], ToolContext], None] | None = None
+    # Control and data (DESIGN invariant 18, herald.safety.taint): the arguments whose
+    # values decide where the action goes (a path, a command, a URL, a recipient); a
+    # consequential tool's control values may not come from untrusted content without the
+    # owner. Arguments not named here are data and may carry untrusted text freely.
+    controls: tuple[str, ...] = ()
+    consequential: bool = False
+    # A provenance source ("plugin:<name>") when this tool's results are untrusted content.
+    untrusted: str | None = None
 
     @property
     def path_scopes(self) -> tuple[PathScope, ...]:
@@ -271,11 +296,15 @@ class ToolRegistry:
         writes: Iterable[str] = (),
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         restore_fn: Callable[[list[dict[str, Any]], ToolContext], None] | None = None,
+        controls: Iterable[str] = (),
+        consequential: bool = False,
+        untrusted: str | None = None,
     ) -> ToolSpec:
         """A tool declared from a schema dict (a memory provider's, a test's); built-in
         tools use `@tool` on a typed function instead."""
-        reads, writes = tuple(reads), tuple(writes)
+        reads, writes, controls = tuple(reads), tuple(writes), tuple(controls)
         check_path_arguments(name, schema.get("parameters"), reads, writes)
+        check_trust_declaration(name, schema.get("parameters"), controls, untrusted)
         if max_result_chars < 1:
             raise ValueError(f"max_result_chars for {name!r} must be positive")
         spec = ToolSpec(
@@ -290,6 +319,9 @@ class ToolRegistry:
             writes=writes,
             max_result_chars=max_result_chars,
             restore_fn=restore_fn,
+            controls=controls,
+            consequential=consequential,
+            untrusted=untrusted,
         )
         with self._lock:
             self._tools[name] = spec
