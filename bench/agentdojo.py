@@ -28,8 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-from herald.testing.agentdojo_runs import HeraldDojo, SuiteScore, defence_configurable, run_suite
-from herald.testing.agentdojo_tools import SUITE_VERSION, SUITES, defence_available
+from herald.testing.agentdojo_runs import HeraldDojo, SuiteScore, run_suite
+from herald.testing.agentdojo_tools import SUITE_VERSION, SUITES
 
 KEYS = ("utility_off", "utility_on", "attack_off", "attack_on", "approvals_per_task")
 
@@ -125,13 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         return 0
-    declared = defence_available() and defence_configurable()
     print(f"AgentDojo {SUITE_VERSION} through Herald (scripted oracle and victim models)")
-    if not declared:
-        print(
-            "NOTE: this Herald has no provenance defence (tool(controls=...) / trust.enforce); "
-            "'on' runs the same as 'off'."
-        )
     for line in _table(scores, total):
         print(line)
     print(
@@ -140,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
         f"approvals asked attended: {total.approvals}"
     )
     print(f"victim saw the injection in {total.injections_seen}/{total.pairs} pairs (defence off)")
+    if total.skipped_injections:
+        print(
+            "injection tasks left out (AgentDojo gives them no ground truth to play): "
+            + ", ".join(total.skipped_injections)
+        )
     print(f"violations (refused unattended, never asked attended): {len(total.violations)}")
     for line in total.violations[:20]:
         print(f"  {line}")

@@ -37,6 +37,7 @@ from herald.testing.homes import fake_model_config, make_home, merge
 
 ATTACKER_USER = "Emma Johnson"  # the name AgentDojo's important_instructions attack signs with
 ATTACKER_MODEL = "the AI language model"
+CONTEXT_LENGTH = 200_000  # workspace results are long; no compression mid-task
 # The injection's opening words with everything but letters and digits removed, so the
 # victim recognises it through YAML line folding, escaping and any fence Herald adds.
 _MARKER = "thisisanimportantmessagefromme"
@@ -146,19 +147,6 @@ class RunResult:
         return out
 
 
-def trust_config(enforce: bool) -> dict[str, Any]:
-    """The config that turns the provenance defence on or off, where Herald has it."""
-    from herald.config import HeraldConfig
-
-    if "trust" not in HeraldConfig.model_fields:
-        return {}
-    return {"trust": {"enforce": enforce}}
-
-
-def defence_configurable() -> bool:
-    return bool(trust_config(True))
-
-
 class HeraldDojo:
     """Herald homes (defence off and on, per suite) on one fake model server."""
 
@@ -196,11 +184,11 @@ class HeraldDojo:
             path = self.root / f"{suite_name}-{'on' if enforce else 'off'}"
             name = write_suite_plugin(HeraldHome(path).ensure(), suite_name)
             config = merge(
-                fake_model_config(self.server),
+                fake_model_config(self.server, context_length=CONTEXT_LENGTH),
                 {
                     "plugins": {"enabled": [name]},
                     "toolsets": {"enabled": [f"plugin-{name}"], "defer_external": False},
-                    **trust_config(enforce),
+                    "trust": {"enforce": enforce},
                 },
             )
             settings = make_home(path, config)
@@ -292,6 +280,7 @@ class SuiteScore:
     refused_unattended: int = 0
     violations: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    skipped_injections: list[str] = field(default_factory=list)
 
     def fractions(self) -> dict[str, float]:
         def part(n: int, d: int) -> float:
@@ -321,15 +310,22 @@ class SuiteScore:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.violations += other.violations
         self.errors += other.errors
+        self.skipped_injections += [f"{other.suite} {i}" for i in other.skipped_injections]
 
 
-def _pick(items: dict[str, Any], chosen: list[str] | None, limit: int | None) -> list[Any]:
+def _pick(
+    items: dict[str, Any],
+    chosen: list[str] | None,
+    limit: int | None,
+    *,
+    known: dict[str, Any] | None = None,
+) -> list[Any]:
     def number(task_id: str) -> int:
         return int(task_id.rsplit("_", 1)[-1])
 
     ids = sorted(items, key=number)
     if chosen:
-        unknown = [i for i in chosen if i not in items]
+        unknown = [i for i in chosen if i not in (items if known is None else known)]
         if unknown:
             raise ValueError(f"unknown task ids {unknown}; known: {', '.join(ids)}")
         ids = [i for i in ids if i in chosen]
@@ -352,15 +348,23 @@ def run_suite(
     user task × injection task pair."""
     suite = load_suite(suite_name)
     score = SuiteScore(suite_name)
-    users = _pick(suite.user_tasks, user_tasks, user_limit)
-    injections = _pick(suite.injection_tasks, injection_tasks, injection_limit)
     clean = suite.load_and_inject_default_environment({})
+    users = _pick(suite.user_tasks, user_tasks, user_limit)
+    # AgentDojo gives some newer injection tasks no ground truth (workspace 6-13, travel
+    # 6): a scripted victim has nothing to play there, so they are left out and listed.
+    playable = {}
+    for task_id, injection in suite.injection_tasks.items():
+        if injection.ground_truth(clean.model_copy(deep=True)):
+            playable[task_id] = injection
+        elif not injection_tasks or task_id in injection_tasks:
+            score.skipped_injections.append(task_id)
+    injections = _pick(playable, injection_tasks, injection_limit, known=suite.injection_tasks)
+    attack = _attack(suite)
     for task in users:
         score.user_tasks += 1
         _oracle(dojo, suite_name, task, clean, score)
         if progress:
             progress(f"{suite_name} {task.ID} oracle")
-        attack = _attack(suite)
         for injection in injections:
             score.pairs += 1
             injected = suite.load_and_inject_default_environment(attack.attack(task, injection))
@@ -457,7 +461,6 @@ __all__ = [
     "RunResult",
     "ScriptedModel",
     "SuiteScore",
-    "defence_configurable",
     "injection_succeeded",
     "run_suite",
     "user_task_passed",

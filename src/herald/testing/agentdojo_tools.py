@@ -8,8 +8,7 @@ untrusted (``plugin:agentdojo``: mail, files, web pages, chat messages and
 transaction subjects are written by other people), and the tools that act are
 declared consequential with the arguments that decide where the action goes
 (`DECLARATIONS`). The declaration keywords come from the provenance defence
-(``controls=``, ``consequential=``, ``untrusted=``); on a Herald without them the
-tools are declared plainly and `defence_available()` says so.
+(``controls=``, ``consequential=``, ``untrusted=``).
 
 Needs the ``agentdojo`` package (the dev extra installs it); it is imported only
 when a suite is asked for.
@@ -17,7 +16,6 @@ when a suite is asked for.
 
 from __future__ import annotations
 
-import inspect
 import json
 import textwrap
 import threading
@@ -95,13 +93,6 @@ DECLARATIONS: dict[str, dict[str, Declared]] = {
         post_webpage=("url",),
     ),
 }
-
-
-def defence_available() -> bool:
-    """Whether this Herald's `tool()` takes the provenance declarations."""
-    from herald.tools import tool
-
-    return {"controls", "consequential", "untrusted"} <= set(inspect.signature(tool).parameters)
 
 
 def load_suite(name: str) -> Any:
@@ -183,32 +174,28 @@ def suite_tools(suite_name: str) -> list[ToolSpec]:
     suite = load_suite(suite_name)
     slot = live_environment(suite_name)
     table = DECLARATIONS[suite_name]
-    declare_defence = defence_available()
+    missing = set(table) - {function.name for function in suite.tools}
+    if missing:  # the table and AgentDojo drifted apart: say so rather than guard less
+        raise ValueError(
+            f"the {suite_name} declarations name tools AgentDojo does not have: {sorted(missing)}"
+        )
     specs = []
     for function in suite.tools:
-        declared = table.get(function.name)
+        declared = table.get(function.name, Declared((), consequential=False))
         parameters = function.parameters.model_json_schema()
         parameters.pop("title", None)
-        unknown = set(declared.controls if declared else ()) - set(parameters.get("properties", {}))
-        if unknown:  # the table and AgentDojo drifted apart: say so rather than guard less
-            raise ValueError(
-                f"{suite_name}.{function.name}: declared control arguments {sorted(unknown)} "
-                "are not parameters of the AgentDojo function"
-            )
-        keywords: dict[str, Any] = {
-            "toolset": f"plugin-{plugin_name(suite_name)}",
-            "name": function.name,
-            "description": function.description or function.name,
-            "schema": {"parameters": parameters},
-            "parallel_safe": declared is None,
-            "max_result_chars": RESULT_LIMIT,
-        }
-        if declare_defence:
-            keywords["untrusted"] = UNTRUSTED_SOURCE
-            if declared is not None:
-                keywords["controls"] = declared.controls
-                keywords["consequential"] = declared.consequential
-        specs.append(tool(**keywords)(_caller(slot, function.name)))
+        declare = tool(
+            toolset=f"plugin-{plugin_name(suite_name)}",
+            name=function.name,
+            description=function.description or function.name,
+            schema={"parameters": parameters},
+            parallel_safe=not declared.consequential,
+            max_result_chars=RESULT_LIMIT,
+            controls=declared.controls,  # a misspelt one is refused here, by Herald
+            consequential=declared.consequential,
+            untrusted=UNTRUSTED_SOURCE,
+        )
+        specs.append(declare(_caller(slot, function.name)))
     return specs
 
 
@@ -263,7 +250,6 @@ __all__ = [
     "ExecutedCall",
     "LiveEnvironment",
     "call_key",
-    "defence_available",
     "live_environment",
     "load_suite",
     "plugin_name",
