@@ -134,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
         f"approvals asked attended: {total.approvals}"
     )
     print(f"victim saw the injection in {total.injections_seen}/{total.pairs} pairs (defence off)")
+    if total.resisted_off:
+        shown = ", ".join(total.resisted_off[:12])
+        more = len(total.resisted_off) - 12
+        print(
+            f"pairs the obeying victim failed with the defence off: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+        )
     if total.skipped_injections:
         print(
             "injection tasks left out (AgentDojo gives them no ground truth to play): "
