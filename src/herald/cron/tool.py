@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from herald.safety import ApprovalPrompt, redact
 from herald.tools import ToolArgumentError, ToolContext, tool
+from herald.tools.consequence import actions
 from herald.tools.terminal_approval import ask_human
 
 Action = Literal["create", "list", "show", "pause", "resume", "remove"]
@@ -91,7 +92,12 @@ def _job_view(job: Any) -> dict[str, Any]:
     }
 
 
-@tool(toolset="cronjob")
+@tool(
+    toolset="cronjob",
+    controls=("prompt", "deliver"),
+    consequential=True,
+    consequence=actions("create"),
+)
 def cronjob(
     ctx: ToolContext,
     action: Action,

@@ -25,6 +25,7 @@ from herald.delegation.board import board
 from herald.delegation.policy import delegation_depth
 from herald.delegation.runner import Delegation, TaskSpec
 from herald.tools import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec, tool
+from herald.tools.consequence import actions
 
 MAX_GOAL_CHARS = 4_000
 MAX_CONTEXT_CHARS = 40_000
@@ -134,7 +135,13 @@ def _control(ctx: ToolContext, action: str, child_id: str, message: str) -> str:
     )
 
 
-@tool(toolset="delegation", max_result_chars=60_000)
+@tool(
+    toolset="delegation",
+    max_result_chars=60_000,
+    controls=("tasks", "message"),
+    consequential=True,
+    consequence=actions("run", "steer"),
+)
 def delegate_task(
     ctx: ToolContext,
     tasks: list[DelegatedTask] | None = None,

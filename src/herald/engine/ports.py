@@ -18,6 +18,7 @@ class StoredMessageLike(Protocol):
     id: int
     role: str
     content: str | None
+    provenance: str  # owner | trusted | untrusted:<source>
 
     def to_api(self) -> dict[str, Any]: ...
 

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from herald.engine.oversize import cut_tool_result, tool_result_cap
+from herald.engine.provenance import api_copy, result_provenance
 from herald.engine.repair import CANCELLED_RESULT, tool_result_message
 from herald.engine.steer import attach_steer
+from herald.engine.taint_gate import taint_gate
 from herald.providers import ToolCall
 from herald.tools import (
     PARALLEL,
@@ -64,7 +66,10 @@ def _run_one(ctx: TurnContext, call: ToolCall) -> ToolResult:
     cb = ctx.callbacks
     if cb.on_tool_start is not None:
         cb.on_tool_start(call.name, call.arguments)
-    result = _dispatch_with_hooks(ctx, call)
+    # The taint check belongs to the approval step: before the tool (and its own gates)
+    # runs, a control value taken from untrusted content needs the owner (invariant 18).
+    refused = taint_gate(ctx, call)
+    result = refused if refused is not None else _dispatch_with_hooks(ctx, call)
     if cb.on_tool_end is not None:
         cb.on_tool_end(call.name, result.content, result.is_error)
     return result
@@ -195,6 +200,7 @@ class _Round:
     def record(self, call: ToolCall, result: ToolResult | None) -> None:
         """Persist the call's result; None means the call never ran."""
         notes: list[str] = []
+        provenance = result_provenance(result)
         if result is None:
             content = (
                 GUARDRAIL_SKIPPED_RESULT
@@ -208,7 +214,8 @@ class _Round:
             notes = self._observe(call, result)
         self.recorded += 1
         is_last = self.recorded == len(self.calls)
-        api_content = None
+        # Untrusted output is fenced first; Herald's own notes ride outside the fence.
+        api_content = api_copy(content, provenance)
         for note in notes:
             api_content = attach_guardrail(api_content or content, note)
         if is_last and not self.stopped:
@@ -216,6 +223,8 @@ class _Round:
             if steer:
                 api_content = attach_steer(api_content or content, steer)
         message = tool_result_message(call.id, call.name, content)
+        if provenance is not None:
+            message = message.evolve(provenance=provenance)
         self.ctx.transcript.append(message, api_content=api_content)
 
     def _observe(self, call: ToolCall, result: ToolResult) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from herald.engine.ports import TranscriptStore
+from herald.engine.provenance import fenced_api_content, label_replacement
 from herald.providers.message import Message
 
 
@@ -47,6 +48,7 @@ class Transcript:
             if api_content is None:
                 api_content = message.api_content
             message = message.evolve(api_content=None).to_store()
+        api_content = fenced_api_content(message, api_content)
         try:
             stored = self.store.append_message(self.session_id, message, api_content=api_content)
         except Exception as exc:  # sqlite errors, StateError, refused input
@@ -61,7 +63,7 @@ class Transcript:
     def extend(self, messages: list[dict[str, Any] | Message]) -> None:
         if not messages:
             return
-        messages = [m.to_store() if isinstance(m, Message) else m for m in messages]
+        messages = [_fenced_row(m.to_store() if isinstance(m, Message) else m) for m in messages]
         try:
             stored = self.store.append_messages(self.session_id, messages)
         except Exception as exc:  # sqlite errors, StateError, refused input
@@ -95,6 +97,9 @@ class Transcript:
             end_new -= 1
         replaced = [m.row_id for m in old[start:end_old] if m.row_id is not None]
         inserted = [m.to_store() for m in new_messages[start:end_new]]
+        # A summary of untrusted rows is untrusted, with their sources (invariant 18).
+        label_replacement(old[start:end_old], inserted)
+        inserted = [_fenced_row(row) for row in inserted]
         if not replaced and not inserted:
             return 0
         try:
@@ -111,6 +116,13 @@ class Transcript:
 
     def start_turn(self) -> None:
         self.added_this_turn = []
+
+
+def _fenced_row(row: dict[str, Any]) -> dict[str, Any]:
+    api_content = fenced_api_content(row, row.get("api_content"))
+    if api_content is not None:
+        row = {**row, "api_content": api_content}
+    return row
 
 
 def _same(a: Message, b: Message) -> bool:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from herald.engine.hygiene import run_hygiene
 from herald.engine.iteration import run_iterations
 from herald.engine.pressure import relieve_pressure
+from herald.engine.provenance import api_copy, user_provenance
 from herald.engine.result import ExitReason, TurnResult
 from herald.engine.review import maybe_curate, plan_review, spawn_review
 from herald.engine.session import save_meta
@@ -56,7 +57,11 @@ def prologue(ctx: TurnContext) -> None:
     recall = ctx.memory.begin_turn(text) if ctx.memory is not None else None
     if recall is not None:
         ctx.callbacks.status(recall.indicator)
-    api_content = api_content_for(text, recall)
+    # Someone other than the owner (another identity, a webhook) is untrusted: their
+    # words are sent fenced, with recall and plugin context outside the fence.
+    provenance = user_provenance(ctx.options)
+    fenced = api_copy(text, provenance)
+    api_content = api_content_for(fenced or text, recall) or fenced
     if ctx.hooks:  # plugin context rides on the API copy too, never on the system prompt
         from herald.plugins.hooks import with_context
 
@@ -65,7 +70,9 @@ def prologue(ctx: TurnContext) -> None:
         contexts = ctx.hooks.context_for(notify, user_text=text, session_id=ctx.session_id)
         if contexts:
             api_content = with_context(api_content or text, contexts)
-    ctx.transcript.append({"role": "user", "content": text}, api_content=api_content)
+    ctx.transcript.append(
+        {"role": "user", "content": text, "provenance": provenance}, api_content=api_content
+    )
     relieve_pressure(ctx)  # preflight: a resumed or grown session may be too big
 
 

@@ -135,7 +135,7 @@ def kanban_list(ctx: ToolContext, status: str = "", assignee: str = "") -> str:
         return _json([_brief(t) for t in tasks])
 
 
-@tool(toolset=TOOLSET)
+@tool(toolset=TOOLSET, controls=("title", "body", "assignee"), consequential=True)
 def kanban_create(
     ctx: ToolContext,
     title: str,

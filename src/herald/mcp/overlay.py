@@ -108,7 +108,14 @@ class McpToolOverlay(ToolOverlay):
             schema={"name": name, **definition_schema(server, remote)},
             handler=handler,
             parallel_safe=remote.read_only,
+            # A server's results are outside content unless the owner vouched for it
+            # (mcp.servers.<name>.trusted): they cannot steer consequential calls.
+            untrusted=None if self._trusted(server) else f"mcp:{server}",
         )
+
+    def _trusted(self, server: str) -> bool:
+        config = self.manager.configs.get(server)
+        return bool(config is not None and config.trusted)
 
     def _status_spec(self, failures: dict[str, str]) -> ToolSpec:
         missing = "; ".join(f"{name}: {why}" for name, why in sorted(failures.items()))

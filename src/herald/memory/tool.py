@@ -20,6 +20,7 @@ from herald.config.schema_memory import MemoryConfig
 from herald.memory.builtin import Action, BuiltinMemory
 from herald.memory.entries import Target
 from herald.memory.manager import MemoryManager
+from herald.tools.consequence import actions
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
@@ -54,7 +55,14 @@ def _folded(value: object) -> object:
     return value.strip().lower() if isinstance(value, str) else value
 
 
-@tool(toolset="core", max_result_chars=12_000)
+@tool(
+    toolset="core",
+    max_result_chars=12_000,
+    controls=("content",),
+    consequential=True,
+    consequence=actions("add", "replace"),
+    attributed=("content",),
+)
 def memory(
     ctx: ToolContext,
     action: Annotated[Action, BeforeValidator(_folded)],

@@ -25,6 +25,7 @@ from herald.skills.manage import (
     patch_skill,
 )
 from herald.skills.validation import SKILL_FILE
+from herald.tools.consequence import actions
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 
@@ -180,7 +181,14 @@ def skill_view(ctx: ToolContext, name: str, file: str | None = None) -> str:
     return json.dumps(result, ensure_ascii=False)
 
 
-@tool(toolset="core", check=skills_enabled)
+@tool(
+    toolset="core",
+    check=skills_enabled,
+    controls=("content", "new_text"),
+    consequential=True,
+    consequence=actions("create", "patch", "edit"),
+    attributed=("content", "new_text"),
+)
 def skill_manage(
     ctx: ToolContext,
     action: Literal["create", "patch", "edit", "archive"],

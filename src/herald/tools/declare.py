@@ -63,6 +63,8 @@ def tool(
     controls: Iterable[str] = (),
     consequential: bool = False,
     untrusted: str | None = None,
+    consequence: Callable[[dict[str, Any], ToolContext], bool] | None = None,
+    attributed: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
     """Turn ``fn(ctx, **arguments)`` into a `ToolSpec`.
 
@@ -71,7 +73,11 @@ def tool(
     names the arguments that decide where a consequential action goes (a path, command,
     URL or recipient; every other argument is data), ``consequential`` marks a tool whose
     call changes something outside the session, and ``untrusted`` (a source such as
-    ``"plugin:name"``) marks the tool's results as untrusted content (herald.safety.taint)."""
+    ``"plugin:name"``) marks the tool's results as untrusted content (herald.safety.taint).
+    ``consequence(args, ctx)`` narrows ``consequential`` per call (a read-only command is
+    not), and ``attributed`` names arguments kept for later sessions (memory, skills):
+    an approved value from untrusted content is stored with its source."""
+    controls, attributed = tuple(controls), tuple(attributed)
 
     def declare(fn: Callable[..., Any]) -> ToolSpec:
         tool_name = name or fn.__name__
@@ -82,7 +88,7 @@ def tool(
         else:
             parameters, validate = _schema_from_signature(tool_name, fn, arg_docs)
         check_path_arguments(tool_name, parameters, tuple(reads), tuple(writes))
-        check_trust_declaration(tool_name, parameters, tuple(controls), untrusted)
+        check_trust_declaration(tool_name, parameters, (*controls, *attributed), untrusted)
         text = description if description is not None else summary
         if not text and schema is not None:
             text = str(schema.get("description") or "")
@@ -106,9 +112,11 @@ def tool(
             writes=tuple(writes),
             max_result_chars=max_result_chars,
             restore_fn=restore,
-            controls=tuple(controls),
+            controls=controls,
             consequential=consequential,
             untrusted=untrusted,
+            consequence=consequence,
+            attributed=attributed,
         )
 
     return declare
@@ -256,7 +264,17 @@ def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
                     merged = {k: v for k, v in node.items() if k != "anyOf"}
                     merged.update(rest[0])
                     node = merged
-            out = {k: walk(v) for k, v in node.items() if k != "title"}
+            # "title" is pydantic's metadata everywhere except as a key of `properties`,
+            # where it is an argument's name (kanban_create's title).
+            out = {
+                k: (
+                    {n: walk(p) for n, p in v.items()}
+                    if k == "properties" and isinstance(v, dict)
+                    else walk(v)
+                )
+                for k, v in node.items()
+                if k != "title"
+            }
             if isinstance(out.get("properties"), dict):
                 # An object, at any depth: unknown keys are refused by name at call
                 # time, so `additionalProperties` is only bytes; a None default is the

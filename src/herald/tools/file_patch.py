@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 
+from herald.tools.consequence import path_outside_scratch
 from herald.tools.declare import Flag, tool
 from herald.tools.file_common import TextFile, read_text, require_environment, resolve_path
 from herald.tools.file_diff import DiffError, apply_unified_diff
@@ -197,7 +198,14 @@ def _apply_diff(shown: str, text: str, diff: str) -> tuple[str, str]:
     return result, f"applied {len(applied)} {noun}{note}"
 
 
-@tool(toolset="file", writes=("path",), max_result_chars=10_000)
+@tool(
+    toolset="file",
+    writes=("path",),
+    max_result_chars=10_000,
+    controls=("path",),
+    consequential=True,
+    consequence=path_outside_scratch(),
+)
 def patch(
     ctx: ToolContext,
     path: str,

@@ -11,10 +11,11 @@ from typing import Annotated
 
 from pydantic import Field
 
+from herald.safety.provenance import untrusted
 from herald.tools.declare import tool
 from herald.tools.file_common import read_text, require_environment, resolve_path, split_lines
-from herald.tools.read_gate import gate_read
-from herald.tools.registry import ToolArgumentError, ToolContext
+from herald.tools.read_gate import gate_read, untrusted_file_source
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolResult
 
 DEFAULT_LIMIT = 400
 MAX_LIMIT = 2000  # a larger limit is clamped to this, not refused
@@ -55,7 +56,7 @@ def read_file(
     path: str,
     offset: LineCount | None = None,
     limit: LineCount | None = DEFAULT_LIMIT,
-) -> str:
+) -> str | ToolResult:
     """Read a text file as numbered lines ('N: text'). Use offset/limit to page through
     long files.
 
@@ -95,4 +96,6 @@ def read_file(
             f"[only the first {len(file.text.encode()):,} of {file.size:,} bytes were loaded; "
             "use the terminal (e.g. tail, sed -n) for the rest]"
         )
-    return "\n".join([body, *notes])
+    text = "\n".join([body, *notes])
+    source = untrusted_file_source(target, ctx, env)
+    return ToolResult(text, provenance=untrusted(source)) if source else text

@@ -3,6 +3,7 @@ session's environment (parent directories are created)."""
 
 from __future__ import annotations
 
+from herald.tools.consequence import path_outside_scratch
 from herald.tools.declare import tool
 from herald.tools.file_common import (
     directory_error,
@@ -14,7 +15,14 @@ from herald.tools.registry import ToolArgumentError, ToolContext
 from herald.tools.write_gate import gate_write
 
 
-@tool(toolset="file", writes=("path",), max_result_chars=2_000)
+@tool(
+    toolset="file",
+    writes=("path",),
+    max_result_chars=2_000,
+    controls=("path",),
+    consequential=True,
+    consequence=path_outside_scratch(),
+)
 def write_file(ctx: ToolContext, path: str, content: str) -> str:
     """Create or overwrite a file with the given content (parent directories are created).
     For small edits to an existing file use patch.

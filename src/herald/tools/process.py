@@ -20,6 +20,7 @@ from pydantic import Field
 from herald.config import HeraldConfig
 from herald.environments import BackgroundProcess, EnvironmentConnectionError
 from herald.safety import redact
+from herald.tools.consequence import actions
 from herald.tools.declare import Flag, tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 from herald.tools.terminal import (
@@ -144,7 +145,13 @@ def _write(
     return {**_status(process, ctx), "written_chars": len(data), "stdin_closed": eof}
 
 
-@tool(toolset=TOOLSET, max_result_chars=RESULT_CAP)
+@tool(
+    toolset=TOOLSET,
+    max_result_chars=RESULT_CAP,
+    controls=("input",),
+    consequential=True,
+    consequence=actions("write"),
+)
 def process(
     ctx: ToolContext,
     action: Action,

@@ -9,6 +9,7 @@ be known): a link planted in the workdir must not turn a secret into an ordinary
 
 from __future__ import annotations
 
+import fnmatch
 import os
 
 from herald.environments import Environment
@@ -43,4 +44,23 @@ def gate_read(path: str, ctx: ToolContext, environment: Environment) -> None:
         raise CommandRefused(refusal)
 
 
-__all__ = ["gate_read", "real_paths", "secret_refusal"]
+def untrusted_file_source(path: str, ctx: ToolContext, environment: Environment) -> str | None:
+    """``file:<path>`` when `path` (or where it links to) matches one of
+    ``trust.untrusted_paths``: a glob on the absolute path (``~`` is the environment's
+    home; ``*`` also crosses ``/``), or a plain directory, which covers what is under it."""
+    patterns = ctx.config.trust.untrusted_paths if ctx.config is not None else []
+    if not patterns:
+        return None
+    home = environment.resolve("~").rstrip("/")
+    for pattern in patterns:
+        pattern = home + pattern[1:] if pattern.startswith("~") else pattern
+        plain = not any(c in pattern for c in "*?[")
+        for candidate in real_paths(path, environment):
+            if fnmatch.fnmatchcase(candidate, pattern) or (
+                plain and candidate.startswith(pattern.rstrip("/") + "/")
+            ):
+                return f"file:{path}"
+    return None
+
+
+__all__ = ["gate_read", "real_paths", "secret_refusal", "untrusted_file_source"]

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from herald.safety import strip_structure_tags
+from herald.safety.provenance import untrusted
 from herald.tools.change_intent import change_intent
 from herald.tools.coercion import coerce_arguments
 from herald.tools.hooks import ToolHooks, Veto
@@ -191,6 +192,24 @@ class ToolSpec:
     consequential: bool = False
     # A provenance source ("plugin:<name>") when this tool's results are untrusted content.
     untrusted: str | None = None
+    # For a consequential tool, whether one call is (terminal: not for a command known to
+    # be read-only; web_extract: only when the URL carries a query). None: every call.
+    consequence: Callable[[dict[str, Any], ToolContext], bool] | None = None
+    # Arguments whose text is kept for later sessions (a memory entry, a skill): when the
+    # owner approves one taken from untrusted content, it is stored with its source.
+    attributed: tuple[str, ...] = ()
+
+    def is_consequential(self, args: dict[str, Any], ctx: ToolContext) -> bool:
+        """Whether this call, with these arguments, needs the taint check."""
+        if not self.consequential:
+            return False
+        if self.consequence is None:
+            return True
+        try:
+            return bool(self.consequence(args, ctx))
+        except Exception:  # a predicate that cannot answer counts the call as consequential
+            log.debug("consequence check of %s failed", self.name, exc_info=True)
+            return True
 
     @property
     def path_scopes(self) -> tuple[PathScope, ...]:
@@ -227,6 +246,10 @@ class ToolSpec:
 class ToolResult:
     content: str
     is_error: bool = False
+    # Where the content came from when it is not Herald's own side: "untrusted:<source>"
+    # (herald.safety.provenance). A handler returns a ToolResult with it (web_extract
+    # names the page); a tool declared ``untrusted=`` gets its source on every result.
+    provenance: str | None = None
 
 
 class ToolArgumentError(ValueError):
@@ -400,32 +423,38 @@ class ToolRegistry:
         notice = _checkpoint_first(spec, args, ctx)
         result = self._run_handler(spec, args, ctx)
         if notice is not None:
-            result = ToolResult(f"{result.content}\n[{notice}]", result.is_error)
+            result = ToolResult(f"{result.content}\n[{notice}]", result.is_error, result.provenance)
         if run_hooks:
             self.hooks.run_post(name, args, result, ctx)
         return result
 
     def _run_handler(self, spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        # An untrusted tool's errors are its source's words too (a remote error message).
+        provenance = untrusted(spec.untrusted) if spec.untrusted is not None else None
         try:
             value = spec.handler(args, ctx)
         except ToolArgumentError as exc:
-            return ToolResult(sanitize_error(str(exc)), True)
+            return ToolResult(sanitize_error(str(exc)), True, provenance)
         except Exception as exc:  # a tool bug must not end the turn
             log.debug("tool %s raised", spec.name, exc_info=True)
             return ToolResult(
-                sanitize_error(f"{spec.name} failed: {type(exc).__name__}: {exc}"), True
+                sanitize_error(f"{spec.name} failed: {type(exc).__name__}: {exc}"),
+                True,
+                provenance,
             )
         if isinstance(value, ToolResult):  # a handler may report its own error
+            provenance = value.provenance or provenance
             if value.is_error:
                 body = value.content.removeprefix(ERROR_PREFIX)
-                return ToolResult(sanitize_error(body), True)
+                return ToolResult(sanitize_error(body), True, provenance)
             value = value.content
         text = to_result_text(value)
         home_root = ctx.home.root if ctx.home is not None else None
         return ToolResult(
             limit_result(
                 text, tool=spec.name, max_result_chars=spec.max_result_chars, home_root=home_root
-            )
+            ),
+            provenance=provenance,
         )
 
 

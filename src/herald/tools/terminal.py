@@ -29,6 +29,7 @@ from herald.environments import (
     create_environment,
 )
 from herald.safety import redact
+from herald.tools.consequence import command_not_read_only
 from herald.tools.declare import Flag, tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
 from herald.tools.terminal_approval import CommandRefused, gate_command
@@ -148,7 +149,13 @@ def _start_background(
     return "\n".join(lines)
 
 
-@tool(toolset=TOOLSET, max_result_chars=RESULT_CAP)
+@tool(
+    toolset=TOOLSET,
+    max_result_chars=RESULT_CAP,
+    controls=("command", "workdir"),
+    consequential=True,
+    consequence=command_not_read_only,
+)
 def terminal(
     ctx: ToolContext,
     command: str,

@@ -26,12 +26,19 @@ def text_of(message: Message) -> str:
     return content if isinstance(content, str) else ""
 
 
+def stored_text_of(message: Message) -> str:
+    """The message's clean text (its API copy may wrap it: an untrusted summary is sent
+    fenced, see herald.safety.provenance)."""
+    content = message.content
+    return content if isinstance(content, str) else ""
+
+
 def is_summary(message: Message) -> bool:
-    return text_of(message).startswith(SUMMARY_MARK)
+    return stored_text_of(message).startswith(SUMMARY_MARK)
 
 
 def is_bridge(message: Message) -> bool:
-    return text_of(message).startswith(BRIDGE_MARK)
+    return stored_text_of(message).startswith(BRIDGE_MARK)
 
 
 def bridge_message(role: str, task: str) -> Message:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from herald.context.compressor.boundaries import SUMMARY_MARK, text_of
+from herald.context.compressor.boundaries import SUMMARY_MARK, stored_text_of, text_of
 from herald.context.compressor.prune import key_argument, parsed_tool_calls
 from herald.providers.message import Message
 
@@ -109,7 +109,7 @@ def summary_message_text(sections: dict[str, str]) -> str:
 
 
 def sections_of_summary_message(message: Message) -> dict[str, str] | None:
-    text = text_of(message)
+    text = stored_text_of(message)
     return parse_sections(text) if text.startswith(SUMMARY_MARK) else None
 
 

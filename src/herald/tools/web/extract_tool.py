@@ -8,8 +8,10 @@ text is capped at `web.extract_max_chars`.
 
 from __future__ import annotations
 
+from herald.safety.provenance import untrusted
+from herald.tools.consequence import url_sends_data
 from herald.tools.declare import tool
-from herald.tools.registry import ToolArgumentError, ToolContext
+from herald.tools.registry import ToolArgumentError, ToolContext, ToolResult
 from herald.tools.web.common import TOOLSET, UNTRUSTED_NOTE, scrub, web_config
 from herald.tools.web.fetch import FetchedPage, FetchError, decode_body, fetch
 
@@ -49,8 +51,15 @@ def _cap(text: str, limit: int) -> tuple[str, str | None]:
     return text[:cut], f"[text cut at {cut:,} of {len(text):,} characters]"
 
 
-@tool(toolset=TOOLSET, parallel_safe=True, max_result_chars=50_000)
-def web_extract(ctx: ToolContext, url: str) -> str:
+@tool(
+    toolset=TOOLSET,
+    parallel_safe=True,
+    max_result_chars=50_000,
+    controls=("url",),
+    consequential=True,
+    consequence=url_sends_data,
+)
+def web_extract(ctx: ToolContext, url: str) -> ToolResult:
     """Fetch an http(s) URL and return its readable text (HTML as markdown with links;
     text and JSON as-is)."""
     if not url.strip():
@@ -97,4 +106,5 @@ def web_extract(ctx: ToolContext, url: str) -> str:
         )
     if not text.strip():
         notes.append("[the page has no readable text; it may need JavaScript to render]")
-    return scrub("\n".join([*header, "", text, *notes]).strip(), ctx)
+    body = scrub("\n".join([*header, "", text, *notes]).strip(), ctx)
+    return ToolResult(body, provenance=untrusted(f"web:{page.url}"))

@@ -22,7 +22,13 @@ def web_search_available(ctx: ToolContext) -> bool:
     return backend_for(ctx).backend is not None
 
 
-@tool(toolset=TOOLSET, check=web_search_available, parallel_safe=True, max_result_chars=20_000)
+@tool(
+    toolset=TOOLSET,
+    check=web_search_available,
+    parallel_safe=True,
+    max_result_chars=20_000,
+    untrusted="web:search",
+)
 def web_search(ctx: ToolContext, query: str) -> str:
     """Search the web. Returns title, url and snippet per hit; read a page with web_extract."""
     if not query.strip():

@@ -1,0 +1,153 @@
+"""The taint check in the tool round (DESIGN invariant 18; the rule is
+herald.safety.taint, the labels herald.engine.provenance).
+
+Before a consequential call, the arguments its tool declares as controls are checked
+against this session's evidence: the system prompt and every stored row (archived ones
+too, so a compression loses nothing of who said what), except the model's own messages.
+Attended, the owner is asked through the same approval prompt, callback and timeout as a
+dangerous command, and an approval makes the value the owner's for the rest of the
+session; unattended, the call is refused with the reason. ``trust.enforce: false`` turns
+the check off (provenance is still recorded and untrusted content still fenced).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from herald.safety.provenance import OWNER
+from herald.safety.taint import (
+    Evidence,
+    EvidenceIndex,
+    Taint,
+    decide_taint,
+    find_taint,
+    refusal_text,
+    resolve_taint,
+)
+from herald.tools import ToolContext, ToolResult, ToolSpec, coerce_arguments, sanitize_error
+
+if TYPE_CHECKING:
+    from herald.engine.turn_context import TurnContext
+    from herald.providers import ToolCall
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class OwnerApprovals:
+    """Values the owner approved in this session (they count as the owner's words)."""
+
+    texts: list[str] = field(default_factory=list)
+
+
+def session_evidence(ctx: TurnContext) -> list[Evidence]:
+    """Everything this session has seen, oldest first: the system prompt, every stored row
+    (archived ones included, so a compression does not lose who said what) except the
+    model's own messages, then the values the owner approved."""
+    evidence: list[Evidence] = []
+    # A reviewer or sub-agent works from its parent's conversation: the parent's evidence
+    # (and its parent's) comes first, so a value copied from the parent's untrusted
+    # content into the child's task is still untrusted in the child.
+    for session_id in reversed(_lineage(ctx)):
+        evidence.extend(_rows(ctx, session_id))
+    if ctx.session.system_prompt:
+        evidence.append(Evidence(ctx.session.system_prompt, "trusted"))
+    evidence.extend(_rows(ctx, ctx.session_id))
+    approvals = ctx.tool_context.own(OwnerApprovals).texts
+    evidence.extend(Evidence(text, OWNER) for text in approvals)
+    return evidence
+
+
+MAX_ANCESTORS = 4
+
+
+def _lineage(ctx: TurnContext) -> list[str]:
+    """The ancestors of this session, nearest first (a review of a sub-agent's session
+    reaches its grandparent)."""
+    found: list[str] = []
+    parent = ctx.options.parent_session_id
+    while parent and parent not in found and len(found) < MAX_ANCESTORS:
+        found.append(parent)
+        record = ctx.store.get_session(parent)
+        parent = getattr(record, "parent_id", None) if record is not None else None
+    return found
+
+
+def _rows(ctx: TurnContext, session_id: str) -> list[Evidence]:
+    """A session's stored rows as evidence, archived ones included, the model's own left
+    out (a model repeating a value proves nothing either way)."""
+    try:
+        rows = ctx.store.get_messages(session_id, include_inactive=True)
+    except Exception:  # an ancestor in another profile's store: its own check held there
+        log.debug("no evidence from session %s", session_id, exc_info=True)
+        return []
+    return [
+        Evidence(row.content, getattr(row, "provenance", "trusted"))
+        for row in rows
+        if row.role != "assistant" and isinstance(row.content, str)
+    ]
+
+
+def _arguments(spec: ToolSpec, call: ToolCall) -> dict[str, Any] | None:
+    from herald.tools import parse_arguments
+
+    try:
+        args = parse_arguments(call.arguments)
+    except ValueError:
+        return None  # the registry reports bad JSON itself; nothing runs
+    return coerce_arguments(args, spec.schema.get("parameters"))
+
+
+def taint_gate(ctx: TurnContext, call: ToolCall) -> ToolResult | None:
+    """None: the call may go on (possibly with rewritten arguments on `call`); else the
+    refusal the model reads instead of running it."""
+    tool_ctx = ctx.tool_context
+    if tool_ctx.config is not None and not tool_ctx.config.trust.enforce:
+        return None
+    spec = ctx.tools.spec(call.name)
+    if spec is None or not spec.controls:
+        return None
+    args = _arguments(spec, call)
+    if args is None or not spec.is_consequential(args, tool_ctx):
+        return None
+    taint = find_taint(call.name, args, spec.controls, EvidenceIndex.of(session_evidence(ctx)))
+    if taint is None:
+        return None
+    decision = decide_taint(taint, has_human=tool_ctx.approve is not None)
+    if decision.outcome == "ask_human" and tool_ctx.approve is not None:
+        assert decision.prompt is not None
+        answer = _ask(tool_ctx, decision.prompt)
+        decision = resolve_taint(taint, answer)
+    log.info(
+        "taint check on %s.%s: %s (%s)", call.name, taint.argument, decision.outcome, taint.source
+    )
+    if not decision.allowed:
+        ctx.callbacks.status(f"{call.name} refused: {taint.argument} came from {taint.source}")
+        return ToolResult(sanitize_error(refusal_text(taint, decision, tool_ctx.surface)), True)
+    tool_ctx.own(OwnerApprovals).texts.append(str(args.get(taint.argument)))
+    _attribute(spec, call, args, taint)
+    return None
+
+
+def _ask(tool_ctx: ToolContext, prompt: Any) -> str | None:
+    from herald.tools.terminal_approval import ask_human
+
+    timeout = tool_ctx.config.approvals.timeout_seconds if tool_ctx.config else 120.0
+    assert tool_ctx.approve is not None
+    return ask_human(tool_ctx.approve, prompt, timeout, tool_ctx.cancel)
+
+
+def _attribute(spec: ToolSpec, call: ToolCall, args: dict[str, Any], taint: Taint) -> None:
+    """An approved kept text (a memory entry, a skill) from untrusted content is stored
+    with its source, so it never reads later as the owner's own standing instruction."""
+    if taint.argument not in spec.attributed or not isinstance(args.get(taint.argument), str):
+        return
+    note = f" [source: untrusted {taint.source}; approved by the owner]"
+    args[taint.argument] = args[taint.argument].rstrip() + note
+    call.arguments = json.dumps(args, ensure_ascii=False)
+
+
+__all__ = ["OwnerApprovals", "session_evidence", "taint_gate"]
