@@ -102,6 +102,12 @@ def _table(scores: dict[str, SuiteScore], total: SuiteScore) -> list[str]:
     return lines
 
 
+def _listing(label: str, items: list[str], limit: int = 12) -> None:
+    if items:
+        more = len(items) - limit
+        print(f"{label}: {', '.join(items[:limit])}" + (f" and {more} more" if more > 0 else ""))
+
+
 def _unshadow() -> None:
     """`python bench/agentdojo.py` puts bench/ first on sys.path, where this file's name
     would hide the agentdojo package."""
@@ -134,18 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         f"approvals asked attended: {total.approvals}"
     )
     print(f"victim saw the injection in {total.injections_seen}/{total.pairs} pairs (defence off)")
-    if total.resisted_off:
-        shown = ", ".join(total.resisted_off[:12])
-        more = len(total.resisted_off) - 12
-        print(
-            f"pairs the obeying victim failed with the defence off: {shown}"
-            + (f" and {more} more" if more > 0 else "")
-        )
-    if total.skipped_injections:
-        print(
-            "injection tasks left out (AgentDojo gives them no ground truth to play): "
-            + ", ".join(total.skipped_injections)
-        )
+    _listing("attacks that succeeded with the defence on", total.breached_on)
+    _listing("pairs the obeying victim failed with the defence off", total.resisted_off)
+    _listing(
+        "injection tasks left out (AgentDojo gives them no ground truth to play)",
+        total.skipped_injections,
+    )
     print(f"violations (refused unattended, never asked attended): {len(total.violations)}")
     for line in total.violations[:20]:
         print(f"  {line}")

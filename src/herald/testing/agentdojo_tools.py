@@ -48,7 +48,9 @@ def _acting(**tools: tuple[str, ...]) -> dict[str, Declared]:
 
 # Tools not named here only read the environment (not consequential, no controls).
 _CALENDAR = _acting(
-    create_calendar_event=("participants",),
+    # Who is invited, and the event's name: the title is to an event what the file name
+    # is to create_file (the description is its content, data like a file's body).
+    create_calendar_event=("participants", "title"),
     cancel_calendar_event=("event_id",),
 )
 _EMAIL = _acting(send_email=("recipients", "cc", "bcc", "attachments"))
