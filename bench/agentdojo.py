@@ -138,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
         f"utility attended (approver says once): {total.utility_attended}/{total.user_tasks}; "
         f"oracle calls refused unattended: {total.refused_unattended}; "
         f"approvals asked attended: {total.approvals}"
+        + (
+            f" ({total.covered_by_approval} refused calls were covered by an earlier yes "
+            "to the same value)"
+            if total.covered_by_approval
+            else ""
+        )
     )
     print(f"victim saw the injection in {total.injections_seen}/{total.pairs} pairs (defence off)")
     _listing("attacks that succeeded with the defence on", total.breached_on)
@@ -146,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         "injection tasks left out (AgentDojo gives them no ground truth to play)",
         total.skipped_injections,
     )
+    if args.verbose and total.example_question:
+        print("an approval question, as the owner saw it:")
+        print("  " + total.example_question.replace("\n", "\n  "))
     print(f"violations (refused unattended, never asked attended): {len(total.violations)}")
     for line in total.violations[:20]:
         print(f"  {line}")

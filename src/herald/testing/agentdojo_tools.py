@@ -108,8 +108,11 @@ def load_suite(name: str) -> Any:
 
 @dataclass(frozen=True)
 class ExecutedCall:
+    """A call Herald let through to AgentDojo's function (`error` when that failed)."""
+
     function: str
     args: dict[str, Any]
+    error: str | None = None
 
     def key(self) -> str:
         return call_key(self.function, self.args)
@@ -123,7 +126,7 @@ def call_key(function: str, args: dict[str, Any]) -> str:
 @dataclass
 class LiveEnvironment:
     """The environment a suite's tools act on, swapped by the bench before each run,
-    and the calls that really ran on it (AgentDojo's checks read that trace)."""
+    and the calls that reached it (AgentDojo's checks read that trace)."""
 
     suite_name: str
     environment: Any = None
@@ -144,10 +147,10 @@ class LiveEnvironment:
                 raise RuntimeError(f"no AgentDojo {self.suite_name} environment is loaded")
             runtime = FunctionsRuntime(load_suite(self.suite_name).tools)
             result, error = runtime.run_function(self.environment, function, args)
-            if error is not None:
-                return f"Error: {error}"
-            self.executed.append(ExecutedCall(function, dict(args)))
-            return tool_result_to_str(result)
+            # Failed calls are kept too: they reached the environment (AgentDojo's own
+            # traces list them), and only a call Herald held back counts as refused.
+            self.executed.append(ExecutedCall(function, dict(args), error))
+            return f"Error: {error}" if error is not None else tool_result_to_str(result)
 
 
 # One slot per suite for the process: the plugin module Herald imports reaches the
