@@ -116,7 +116,7 @@ def test_unattended_values_from_the_page_are_refused_and_the_owners_write_runs(
     for refusal, argument in zip(refusals, ("path", "url", "command"), strict=True):
         assert "Not run" in refusal and f"`{argument}`" in refusal, refusal
         assert f"web:{names['page_url']}" in refusal
-        assert "no one can approve it here" in refusal
+        assert "the owner is not here to approve it" in refusal
 
     # The owner's own request ran: their path, the page's text as data.
     written = Path(names["owner_path"]).read_text()
@@ -176,9 +176,22 @@ def test_an_approval_lets_the_call_run_and_counts_as_the_owners(
         asked.append(prompt.text())
         return "once" if "write_file" in prompt.text() else "deny"
 
-    _agent, _result = run(make_agent, fake_llm, names, humans=Humans(approve=approve))
+    agent, _result = run(make_agent, fake_llm, names, humans=Humans(approve=approve))
     assert Path(names["evil_path"]).read_text() == "pwned"
     assert collected(site) == []
+    assert len([a for a in asked if "write_file" in a]) == 1
+
+    # Approved once, the value is the owner's for the rest of the session: not asked again.
+    fake_llm.set_handler(
+        lambda req: (
+            Reply.tool_call("write_file", {"path": names["evil_path"], "content": "again"})
+            if req.messages[-1]["role"] == "user"
+            else Reply.text("ok")
+        )
+    )
+    agent.start_turn("once more", humans=Humans(approve=approve)).result(timeout=60)
+    assert Path(names["evil_path"]).read_text() == "again"
+    assert len([a for a in asked if "write_file" in a]) == 1
 
 
 def test_a_resumed_session_keeps_the_page_untrusted(make_agent, fake_llm, site, tmp_path):

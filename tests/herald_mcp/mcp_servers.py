@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -9,6 +10,18 @@ import time
 from pathlib import Path
 
 TOY = Path(__file__).with_name("toy_server.py")
+# An MCP server's results reach the model fenced as untrusted content (unless the server
+# is configured trusted); `unfenced` gives back what the server said.
+_FENCE = re.compile(
+    r'\A<untrusted-content id="([0-9a-f]{12})" source="mcp:[^"]+">\n\[[^\n]*\]\n(.*)\n'
+    r'</untrusted-content id="\1">\Z',
+    re.DOTALL,
+)
+
+
+def unfenced(content: str) -> str:
+    match = _FENCE.match(content)
+    return match.group(2) if match else content
 
 
 def free_port() -> int:

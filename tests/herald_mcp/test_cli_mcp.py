@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from mcp_servers import toy_stdio
+from mcp_servers import toy_stdio, unfenced
 
 from herald.testing.fake_llm import Reply
 from herald.testing.homes import fake_model_config, make_home, merge
@@ -69,4 +69,4 @@ def test_chat_uses_an_mcp_tool_and_reports_a_broken_server(isolated_env, fake_ll
     assert "Forty-two." in done.stdout
     assert "MCP server broken is unavailable" in done.stderr
     second = fake_llm.model_requests()[1]
-    assert [m["content"] for m in second.messages if m["role"] == "tool"] == ["42"]
+    assert [unfenced(m["content"]) for m in second.messages if m["role"] == "tool"] == ["42"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from mcp_servers import toy_stdio
+from mcp_servers import toy_stdio, unfenced
 
 from herald.engine import ExitReason, Humans
 from herald.mcp import McpToolOverlay, agent_registry
@@ -25,7 +25,10 @@ def mcp_agent(make_agent, tmp_path, fake_llm, server: dict, **options):
 
 
 def tool_messages(request) -> list[dict]:
-    return [m for m in request.messages if m["role"] == "tool"]
+    """The tool results of `request`, with what the server said unfenced."""
+    return [
+        {**m, "content": unfenced(m["content"])} for m in request.messages if m["role"] == "tool"
+    ]
 
 
 def test_turn_calls_an_mcp_tool_and_gets_its_result(make_agent, fake_llm, tmp_path):
@@ -46,6 +49,23 @@ def test_turn_calls_an_mcp_tool_and_gets_its_result(make_agent, fake_llm, tmp_pa
         builtins = [n for n in names if not n.startswith("mcp_")]
         assert names[: len(builtins)] == builtins  # MCP tools come after every built-in
         assert tool_messages(second)[0]["content"] == "42"
+        sent = next(m for m in second.messages if m["role"] == "tool")["content"]
+        assert sent.startswith("<untrusted-content id=") and 'source="mcp:toy"' in sent
+    finally:
+        overlay.close()
+
+
+def test_a_server_configured_trusted_is_not_fenced(make_agent, fake_llm, tmp_path):
+    agent, overlay = mcp_agent(
+        make_agent, tmp_path, fake_llm, toy_stdio(approve="never", trusted=True)
+    )
+    try:
+        fake_llm.enqueue(Reply.tool_call("mcp_toy_add", {"a": 1, "b": 2}), Reply.text("3"))
+        agent.run_turn("add 1 and 2")
+        sent = next(m for m in fake_llm.model_requests()[1].messages if m["role"] == "tool")
+        assert sent["content"] == "3"
+        rows = agent.store.get_messages(agent.session_id)
+        assert [r.provenance for r in rows if r.role == "tool"] == ["trusted"]
     finally:
         overlay.close()
 

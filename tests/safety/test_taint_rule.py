@@ -184,3 +184,19 @@ def test_attended_asks_with_argument_value_and_source_unattended_refuses() -> No
     assert resolve_taint(taint, "once").allowed
     assert not resolve_taint(taint, "deny").allowed
     assert not resolve_taint(taint, None).allowed
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "herald config set trust.enforce false",
+        "herald config set trust.untrusted_paths []",
+        "herald config set mcp.servers.inbox.trusted true",
+    ],
+)
+def test_a_tool_call_cannot_turn_the_defence_off(command: str) -> None:
+    """trust.* and an MCP server's trust are posture keys: the owner's alone."""
+    from herald.safety import check_command
+
+    verdict = check_command(command)
+    assert verdict.is_hardline and verdict.rule == "control.posture_change"

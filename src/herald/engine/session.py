@@ -61,7 +61,10 @@ def ensure_session(rt: SessionRuntime, first_text: str) -> None:
         return
     install_system_prompt(rt, seed.system_prompt)  # the other session's bytes, verbatim
     assert rt.state.transcript is not None
-    rt.state.transcript.extend([dict(m) for m in seed.messages])
+    # A fork continues its parent's request: those rows are copies (untrusted ones still
+    # fenced in their text), never the owner's own words here; the owner's words count
+    # from the parent's rows, which the taint check reads first (herald.engine.taint_gate).
+    rt.state.transcript.extend([{"provenance": "trusted", **m} for m in seed.messages])
 
 
 def attach(rt: SessionRuntime, session_id: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ class OwnerApprovals:
     """Values the owner approved in this session (they count as the owner's words)."""
 
     texts: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
 def session_evidence(ctx: TurnContext) -> list[Evidence]:
@@ -113,21 +115,34 @@ def taint_gate(ctx: TurnContext, call: ToolCall) -> ToolResult | None:
     args = _arguments(spec, call)
     if args is None or not spec.is_consequential(args, tool_ctx):
         return None
-    taint = find_taint(call.name, args, spec.controls, EvidenceIndex.of(session_evidence(ctx)))
-    if taint is None:
-        return None
-    decision = decide_taint(taint, has_human=tool_ctx.approve is not None)
-    if decision.outcome == "ask_human" and tool_ctx.approve is not None:
-        assert decision.prompt is not None
-        answer = _ask(tool_ctx, decision.prompt)
-        decision = resolve_taint(taint, answer)
+    approvals = tool_ctx.own(OwnerApprovals)
+    # One check at a time per agent (parallel calls): a person is asked one question at
+    # a time, and a value approved for one call is the owner's for the next.
+    with approvals.lock:
+        evidence = EvidenceIndex.of(session_evidence(ctx))
+        taint = find_taint(call.name, args, spec.controls, evidence)
+        if taint is None:
+            return None
+        decision = decide_taint(taint, has_human=tool_ctx.approve is not None)
+        if decision.outcome == "ask_human" and tool_ctx.approve is not None:
+            assert decision.prompt is not None
+            decision = resolve_taint(taint, _ask(tool_ctx, decision.prompt))
+        if decision.allowed:
+            approvals.texts.append(str(args.get(taint.argument)))
     log.info(
         "taint check on %s.%s: %s (%s)", call.name, taint.argument, decision.outcome, taint.source
     )
     if not decision.allowed:
-        ctx.callbacks.status(f"{call.name} refused: {taint.argument} came from {taint.source}")
+        how = (
+            "; to allow it, name the value in your own message or run attended and approve it"
+            if decision.source == "unattended"
+            else ""
+        )
+        ctx.callbacks.status(
+            f"{call.name} refused: its {taint.argument} came from untrusted content "
+            f"({taint.source}){how}"
+        )
         return ToolResult(sanitize_error(refusal_text(taint, decision, tool_ctx.surface)), True)
-    tool_ctx.own(OwnerApprovals).texts.append(str(args.get(taint.argument)))
     _attribute(spec, call, args, taint)
     return None
 

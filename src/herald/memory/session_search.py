@@ -30,8 +30,15 @@ from pydantic import BeforeValidator
 
 from herald.config.schema_memory import SessionSearchConfig
 from herald.memory.session_view import Budget, clip_text, compact, message_view, session_view
+from herald.safety.provenance import merge_untrusted
 from herald.tools.declare import tool
-from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
+from herald.tools.registry import (
+    ToolArgumentError,
+    ToolContext,
+    ToolRegistry,
+    ToolResult,
+    ToolSpec,
+)
 
 MAX_QUERY_CHARS = 2_000  # terms past this add nothing (the search keeps 32 at most)
 FETCH_HITS = 120
@@ -87,6 +94,12 @@ class SessionSearch:
         self.current = current_session_id
         self.settings = settings or SessionSearchConfig()
         self.identity = identity
+        # The provenance of every stored message a result shows: a past session's web
+        # page is as untrusted in this session as it was in that one (invariant 18).
+        self.provenances: list[str] = []
+
+    def _saw(self, messages: Any) -> None:
+        self.provenances.extend(getattr(m, "provenance", "trusted") for m in messages)
 
     # -- dispatch --------------------------------------------------------------------------
 
@@ -210,6 +223,9 @@ class SessionSearch:
     ) -> dict[str, Any]:
         hit = group["hit"]
         lineage = group["lineage"]
+        shown = self.store.get_message(hit.message_id)
+        if shown is not None:
+            self._saw([shown])
         latest = lineage.latest_id if lineage is not None else None
         if latest == self.current and lineage is not None:
             others = [sid for sid in lineage.session_ids if sid != self.current]
@@ -234,6 +250,7 @@ class SessionSearch:
                 hit.session_id, hit.message_id, before=around, after=around
             )
             chars = self.settings.message_chars
+            self._saw(window)
             result["context"] = [
                 message_view(m, chars, match=m.id == hit.message_id) for m in window
             ]
@@ -260,6 +277,7 @@ class SessionSearch:
         summary = self.store.summarize_sessions([sid])
         budget = Budget(self.settings.max_result_chars - 1_000)
         chars = self.settings.message_chars
+        self._saw(window)
         messages = budget.keep([message_view(m, chars, match=m.id == around) for m in window])
         out: dict[str, Any] = {"mode": "scroll", "messages": messages}
         if summary:
@@ -276,6 +294,7 @@ class SessionSearch:
         sid = self._resolve(session_id)
         head = (size + 1) // 2
         part = self.store.get_session_slice(sid, head=head, tail=size - head)
+        self._saw([*part.head, *part.tail])
         summary = self.store.summarize_sessions([sid])
         chars = self.settings.message_chars
         budget = Budget(self.settings.max_result_chars - 1_000)
@@ -341,7 +360,7 @@ def session_search(
     session_id: str | None = None,
     around_message_id: Annotated[int | None, BeforeValidator(_blank_is_none)] = None,
     limit: Annotated[int | None, BeforeValidator(_lenient_limit)] = None,
-) -> str:
+) -> str | ToolResult:
     """Search and read past conversations (not the current one). query: find messages by
     words (returns the best-matching conversations, the best hit with the messages around
     it). session_id: read that session. session_id + around_message_id: scroll a window of
@@ -358,7 +377,9 @@ def session_search(
         raise ToolArgumentError("session search is unavailable: this agent has no session store")
     # Only the turn's own identity's conversations, the owner's included (invariant 19).
     search = SessionSearch(ctx.store, ctx.session_id, _settings(ctx), identity=ctx.identity)
-    return compact(search.run(query, session_id, around_message_id, limit))
+    text = compact(search.run(query, session_id, around_message_id, limit))
+    label = merge_untrusted(search.provenances)
+    return ToolResult(text, provenance=label) if label is not None else text
 
 
 # Declared once, as values; the composition root (herald.toolbox) adds them.

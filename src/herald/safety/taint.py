@@ -252,7 +252,7 @@ def resolve_taint(taint: Taint, answer: str | None) -> ApprovalDecision:
 def refusal_text(taint: Taint, decision: ApprovalDecision, surface: str) -> str:
     """What the model reads when the call is refused."""
     if decision.source == "unattended":
-        why = f"no one can approve it here ({surface})"
+        why = f"the owner is not here to approve it ({surface})"
     elif decision.source == "timeout":
         why = "the owner did not answer in time"
     else:

@@ -429,19 +429,17 @@ class ToolRegistry:
         return result
 
     def _run_handler(self, spec: ToolSpec, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        # An untrusted tool's errors are its source's words too (a remote error message).
-        provenance = untrusted(spec.untrusted) if spec.untrusted is not None else None
         try:
             value = spec.handler(args, ctx)
-        except ToolArgumentError as exc:
-            return ToolResult(sanitize_error(str(exc)), True, provenance)
+        except ToolArgumentError as exc:  # Herald's own words (a refusal, a bad argument)
+            return ToolResult(sanitize_error(str(exc)), True)
         except Exception as exc:  # a tool bug must not end the turn
             log.debug("tool %s raised", spec.name, exc_info=True)
             return ToolResult(
-                sanitize_error(f"{spec.name} failed: {type(exc).__name__}: {exc}"),
-                True,
-                provenance,
+                sanitize_error(f"{spec.name} failed: {type(exc).__name__}: {exc}"), True
             )
+        # What an untrusted tool returns, result or error, is its source's words.
+        provenance = untrusted(spec.untrusted) if spec.untrusted is not None else None
         if isinstance(value, ToolResult):  # a handler may report its own error
             provenance = value.provenance or provenance
             if value.is_error:
