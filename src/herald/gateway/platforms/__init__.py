@@ -1,0 +1,1 @@
+"""One package per chat platform: adapter, events, delivery, formatting and config."""
