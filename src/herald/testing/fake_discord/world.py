@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -21,6 +20,7 @@ from herald.testing.fake_discord.records import (
     InteractionResponse,
     SentMessage,
 )
+from herald.testing.waiting import wait_on
 
 T = TypeVar("T")
 
@@ -266,13 +266,4 @@ class DiscordWorld:
             self.cond.notify_all()
 
     def wait_for(self, probe: Callable[[], T | None], timeout: float, what: str) -> T:
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                found = probe()
-                if found is not None:
-                    return found
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"fake Discord: timed out waiting {what}")
-                self.cond.wait(min(left, 0.25))
+        return wait_on(self.cond, probe, timeout, fake="fake Discord", what=what)
