@@ -39,6 +39,7 @@ class FakeDelivery:
         self.pending: list[Envelope] = []  # not yet sent down any socket
         self._dropper: asyncio.Task[None] | None = None
         self._http: aiohttp.ClientSession | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
 
     # ---- Socket Mode ------------------------------------------------------------------------------
 
@@ -88,12 +89,17 @@ class FakeDelivery:
             self.world.envelopes.append(envelope)
             self.world.changed()
         if self.http_target is not None:
-            asyncio.ensure_future(self._post_http(envelope))
+            self._spawn(self._post_http(envelope))
             return
         self.pending.append(envelope)
         await self.flush()
         if self.retry_unacked_after is not None and envelope.retry_attempt < MAX_RETRIES:
-            asyncio.ensure_future(self._retry_if_unacked(envelope, self.retry_unacked_after))
+            self._spawn(self._retry_if_unacked(envelope, self.retry_unacked_after))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def flush(self) -> None:
         if self.silent:
