@@ -43,8 +43,8 @@ MIB = 1024 * 1024
 
 async def gateway_main(home: Path, log_path: Path) -> None:
     from herald.gateway.lifecycle import load_adapters
+    from herald.gateway.platforms.web import create_token
     from herald.gateway.runner import GatewayRunner
-    from herald.gateway.web import create_token
     from herald.testing.fake_llm import FakeLLMServer
     from herald.testing.homes import fake_model_config, make_home, merge
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from herald.config import Secrets, secret_problem
-from herald.gateway.web import create_token
+from herald.gateway.platforms.web import create_token
 from herald.testing.homes import fake_model_config, make_home
 from herald.testing.strong_secrets import API_KEY, WEBHOOK_SECRET
 

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_api_runner_e2e import AUTH
 from test_api_runner_e2e import gateway as api_runner
 
-from herald.gateway.adapters.api import ApiAdapter
+from herald.gateway.platforms.api.adapter import ApiAdapter
 from herald.gateway.runner import GatewayRunner
 from herald.testing.hostile_requests import api_request, openapi_operations, send
 

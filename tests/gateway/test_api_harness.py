@@ -161,7 +161,7 @@ def running_adapter(
     config: dict[str, Any] | None = None,
     **kw: Any,
 ) -> Iterator[Running]:
-    """Serve ``herald.gateway.adapters.<module>`` built by its `create_adapter`
+    """Serve ``herald.gateway.platforms.<module>`` built by its `create_adapter`
     (`config`: more top-level config, e.g. ``identities``)."""
     import importlib
 
@@ -170,7 +170,7 @@ def running_adapter(
     workdir.mkdir(exist_ok=True)
     store = StateStore(settings.home.state_db)
     sink = AgentSink(settings, store, workdir)
-    factory = importlib.import_module(f"herald.gateway.adapters.{module}").create_adapter
+    factory = importlib.import_module(f"herald.gateway.platforms.{module}").create_adapter
     adapter = factory(
         settings.config, settings.secrets, home=settings.home, store=store, settings=settings, **kw
     )

@@ -16,8 +16,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_api_runner_e2e import API_KEY, AUTH
 from test_api_runner_e2e import gateway as api_runner
 
-from herald.gateway.adapters.api import ApiAdapter
-from herald.gateway.adapters.api_models import MAX_MESSAGES
+from herald.gateway.platforms.api.adapter import ApiAdapter
+from herald.gateway.platforms.api.models import MAX_MESSAGES
 from herald.gateway.runner import GatewayRunner
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.raw_http import MIB, chunked, send_until_answered, status_of

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_api_harness import LoopThread, Running, running_adapter
 
 from herald.config import Secrets
-from herald.gateway.adapters.api import ApiAdapter, create_adapter
-from herald.gateway.adapters.api_server import AdapterConfigError
+from herald.gateway.platforms.api.adapter import ApiAdapter, create_adapter
+from herald.gateway.served.server import AdapterConfigError
 from herald.testing.fake_llm import FakeLLMServer, Fault, Reply
 from herald.testing.homes import make_home
 from herald.testing.strong_secrets import API_KEY

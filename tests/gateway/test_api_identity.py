@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_api_harness import Running, running_adapter
 
 from herald.config import ConfigError, Secrets
-from herald.gateway.adapters.api import create_adapter
+from herald.gateway.platforms.api.adapter import create_adapter
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import make_home
 

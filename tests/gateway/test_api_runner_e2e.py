@@ -12,8 +12,8 @@ import openai
 import pytest
 
 from herald.config import Settings
-from herald.gateway.adapters.api import ApiAdapter
 from herald.gateway.lifecycle import load_adapters
+from herald.gateway.platforms.api.adapter import ApiAdapter
 from herald.gateway.runner import GatewayRunner
 from herald.testing.fake_llm import FakeLLMServer, FakeUsage, RecordedRequest, Reply
 from herald.testing.strong_secrets import API_KEY

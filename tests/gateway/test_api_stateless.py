@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_api_runner_e2e import AUTH, client
 from test_api_runner_e2e import gateway as api_runner
 
-from herald.gateway.adapters.api import ApiAdapter
+from herald.gateway.platforms.api.adapter import ApiAdapter
 from herald.gateway.runner import GatewayRunner
 from herald.testing.fake_llm import FakeLLMServer, Fault, RecordedRequest, Reply
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from herald.gateway.adapters.api_stream import StreamRedactor
+from herald.gateway.platforms.api.stream import StreamRedactor
 from herald.safety import redact
 
 CUSTOM = "zq81-Ke7pLw0-Tmx5Rv2Nd9c"

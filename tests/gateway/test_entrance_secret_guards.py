@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
+import herald.gateway.platforms.api.adapter as api
+import herald.gateway.platforms.webhook.adapter as webhook
 from herald.config import WeakSecretError
-from herald.gateway.adapters import api, webhook
-from herald.gateway.adapters.api import ApiAdapter
-from herald.gateway.adapters.webhook import WebhookAdapter
-from herald.gateway.web import create_token
+from herald.gateway.platforms.api.adapter import ApiAdapter
+from herald.gateway.platforms.web import create_token
+from herald.gateway.platforms.webhook.adapter import WebhookAdapter
 from herald.testing.homes import make_home
 from herald.testing.strong_secrets import API_KEY, WEBHOOK_SECRET
 

@@ -18,7 +18,7 @@ import openai
 import pytest
 
 from herald.config import Secrets
-from herald.gateway.adapters.webhook_signing import sign
+from herald.gateway.platforms.webhook.signing import sign
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import fake_model_config, make_home, merge
 from herald.testing.strong_secrets import OTHER_SECRET

@@ -14,7 +14,7 @@ pytest.importorskip("telegram")
 from test_telegram_support import ALICE, BOB, CAROL, FORUM, GROUP, RecordingSink, connected
 
 from herald.gateway import Button, MessageEvent, PlatformAdapter
-from herald.gateway.adapters.telegram import TelegramAdapter
+from herald.gateway.platforms.telegram.adapter import TelegramAdapter
 from herald.testing.fake_telegram import FakeTelegramServer
 
 

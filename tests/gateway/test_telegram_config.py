@@ -13,7 +13,7 @@ pytest.importorskip("telegram")
 from test_telegram_support import ALICE, RecordingSink
 
 from herald.config import HeraldConfig, MissingSecretError, Secrets
-from herald.gateway.adapters.telegram import (
+from herald.gateway.platforms.telegram.adapter import (
     TOKEN_SETTING,
     TelegramAdapter,
     TelegramConfigError,

@@ -188,7 +188,7 @@ async def test_a_group_that_became_a_supergroup_is_followed(server: FakeTelegram
 def test_time_periods_are_read_in_either_form(monkeypatch: pytest.MonkeyPatch) -> None:
     from telegram.error import RetryAfter
 
-    from herald.gateway.adapters.telegram_events import period_seconds
+    from herald.gateway.platforms.telegram.events import period_seconds
 
     assert period_seconds(RetryAfter(3), "retry_after") == 3.0
     monkeypatch.setenv("PTB_TIMEDELTA", "false")  # the int form (with the library's warning)

@@ -26,7 +26,7 @@ pytest.importorskip("telegram")
 from test_telegram_support import ALICE, BOB, CAROL, GROUP
 
 from herald.config import Settings
-from herald.gateway.adapters.telegram import TelegramAdapter
+from herald.gateway.platforms.telegram.adapter import TelegramAdapter
 from herald.gateway.splitting import split_message
 from herald.safety import clear_secret_values
 from herald.testing.fake_llm import FakeLLMServer, RecordedRequest, Reply

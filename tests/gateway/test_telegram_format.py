@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from herald.gateway.adapters.telegram_format import markdown_to_html, utf16_length
+from herald.gateway.platforms.telegram.format import markdown_to_html, utf16_length
 from herald.testing.fake_telegram.formatting import parse_html
 
 

@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from herald.gateway import DispatchResult, MessageEvent, PlatformAdapter, StreamCallbacks
-from herald.gateway.adapters.telegram import TelegramAdapter
+from herald.gateway.platforms.telegram.adapter import TelegramAdapter
 from herald.testing.fake_telegram import FakeTelegramServer
 
 Responder = Callable[[MessageEvent, PlatformAdapter], Awaitable[None]]

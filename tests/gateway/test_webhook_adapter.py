@@ -18,9 +18,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from test_api_harness import Running, running_adapter
 
 from herald.config import MissingSecretError, Secrets
-from herald.gateway.adapters.api_server import AdapterConfigError
-from herald.gateway.adapters.webhook import create_adapter
-from herald.gateway.adapters.webhook_signing import sign
+from herald.gateway.platforms.webhook.adapter import create_adapter
+from herald.gateway.platforms.webhook.signing import sign
+from herald.gateway.served.server import AdapterConfigError
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import make_home
 from herald.testing.strong_secrets import WEBHOOK_SECRET

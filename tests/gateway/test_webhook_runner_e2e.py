@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from herald.config import Settings
-from herald.gateway.adapters.webhook import WebhookAdapter
-from herald.gateway.adapters.webhook_signing import sign
 from herald.gateway.lifecycle import load_adapters
+from herald.gateway.platforms.webhook.adapter import WebhookAdapter
+from herald.gateway.platforms.webhook.signing import sign
 from herald.gateway.runner import GatewayRunner
 from herald.gateway.testing import LoopbackAdapter
 from herald.state import StateStore

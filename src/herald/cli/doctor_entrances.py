@@ -73,7 +73,7 @@ def _secret_check(
 
 def check_entrances(home: HeraldHome, config: HeraldConfig) -> list[Check]:
     from herald.config import ENTRANCE_SECRETS, Secrets
-    from herald.gateway.web import login_token_matcher
+    from herald.gateway.platforms.web import login_token_matcher
 
     secrets = Secrets(home.env_path)
     hashed = login_token_matcher(home.root)

@@ -116,7 +116,7 @@ def serve(
 ) -> None:
     """Run Herald as an MCP server (stdio by default; --http needs a strong bearer token
     in the secret named by mcp.serve.token_env: herald secrets new HERALD_MCP_TOKEN --for mcp)."""
-    from herald.gateway.web import login_token_matcher
+    from herald.gateway.platforms.web import login_token_matcher
     from herald.mcp.server import ServeError, serve_http, serve_stdio
 
     settings = load(ctx)

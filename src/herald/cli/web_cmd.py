@@ -13,7 +13,7 @@ app = typer.Typer(help="The web chat and dashboard (gateway.platforms.web).", no
 def token(ctx: typer.Context) -> None:
     """Create a new login token (replaces the old one); it is shown once, only its hash
     is stored."""
-    from herald.gateway.web import create_token, token_path
+    from herald.gateway.platforms.web import create_token, token_path
 
     refuse_from_tool_call("herald web token")
     settings = load(ctx)
@@ -37,7 +37,7 @@ def token(ctx: typer.Context) -> None:
 @app.command("status")
 def status(ctx: typer.Context) -> None:
     """Say whether the web chat is enabled, where it listens and whether a token exists."""
-    from herald.gateway.web import token_path
+    from herald.gateway.platforms.web import token_path
 
     settings = load(ctx)
     web = settings.config.gateway.platforms.web

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from herald.config.schema_liveness import WatchdogConfig
 from herald.config.strict import StrictModel
 
 ApiScope = Literal["chat", "sessions:own", "sessions:all"]
@@ -48,6 +49,9 @@ class TelegramPlatformConfig(StrictModel):
     base_url: str | None = Field(None, description="Bot API base URL (tests, local servers)")
     shared_group_sessions: bool = Field(
         False, description="one session per group instead of one per member"
+    )
+    poll_timeout: float = Field(
+        25.0, ge=1, le=50, description="seconds one long poll waits for updates"
     )
 
 
@@ -157,3 +161,14 @@ class GatewayConfig(StrictModel):
         300.0, ge=0, description="log an ignored user at most this often"
     )
     hygiene: HygieneConfig = Field(default_factory=HygieneConfig)
+    # ---- liveness (herald.gateway.watchdog) ----------------------------------------------
+    watchdog: WatchdogConfig = Field(default_factory=WatchdogConfig)
+    home_channel: str | None = Field(
+        None,
+        pattern=r"^[a-z][a-z0-9_-]*:.+$",
+        description="platform:chat where the owner is told when another platform is down "
+        "(e.g. telegram:12345); unset = no notices",
+    )
+    down_notice_after: float = Field(
+        300.0, gt=0, description="seconds a platform must be down before the owner is told"
+    )

@@ -15,7 +15,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from herald.gateway.health import HealthRecorder, Rhythm
+
 ChatType = Literal["private", "group", "channel"]
+InboundVerdict = Literal["new", "seen"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,10 @@ class MessageEvent:
     # Who sent it (a name under config `identities`); set by entrances that authenticate
     # their callers themselves (the API's keys). None: resolved from the account later.
     identity: str | None = None
+    # The platform's id of the delivery itself (Telegram update_id, Slack event_id, a
+    # Discord message id): what the inbound ledger dedupes replays by. None: the platform
+    # has no replays (a request answered in its own response).
+    event_id: str | None = None
     raw: Any = field(default=None, compare=False, repr=False)
 
     @property
@@ -86,6 +93,13 @@ class DispatchResult:
 class EventSink(Protocol):
     """The runner, as adapters see it."""
 
+    def record_inbound(self, platform: str, event_id: str) -> InboundVerdict:
+        """Record a platform event before acknowledging it to the platform (confirming
+        a poll offset, acking a socket envelope, answering an HTTP event with 200).
+        "seen": this event was already taken (answered, being answered, or its turn is
+        resumed after a restart): acknowledge it and drop it. Durable across restarts."""
+        ...
+
     async def dispatch(
         self,
         event: MessageEvent,
@@ -107,6 +121,31 @@ class PlatformAdapter(ABC):
 
     @abstractmethod
     async def disconnect(self) -> None: ...
+
+    async def reconnect(self, sink: EventSink) -> None:
+        """The watchdog found the link dead: get a fresh one. Only the receiving side is
+        rebuilt where the adapter can manage that; dispatches already handed to the
+        runner (turns in flight) must keep running and keep their way to reply.
+        The default is a full disconnect and connect."""
+        await self.disconnect()
+        await self.connect(sink)
+
+    # ---- liveness -------------------------------------------------------------------------
+
+    def expected_rhythm(self) -> Rhythm:
+        """How often the platform must be heard from (see `herald.gateway.health`).
+        Adapters that hold a connection (long poll, websocket) must override this."""
+        return Rhythm.served()
+
+    @property
+    def health(self) -> HealthRecorder:
+        """This adapter's recorder: call `received()`, `sent()`, `error(reason)`,
+        `reconnecting(reason)` and `heartbeat_ack()` on it as traffic happens."""
+        recorder = self.__dict__.get("_health_recorder")
+        if recorder is None:
+            recorder = HealthRecorder(self.name, self.expected_rhythm())
+            self.__dict__["_health_recorder"] = recorder
+        return recorder
 
     # ---- capabilities ---------------------------------------------------------------------
 

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from dataclasses import dataclass, field
 
 from herald.gateway.contracts import Button, PlatformAdapter, SendResult
 from herald.gateway.splitting import split_message
 from herald.safety import redact
+from herald.state.gateway_liveness import Outbox
 from herald.state.gateway_tables import GatewayState
 
 log = logging.getLogger(__name__)
@@ -59,11 +61,17 @@ class Deliverer:
         timeout: float,
         retries: int,
         retry_delay: float = 1.0,
+        outbox: Outbox | None = None,
+        backoff: float = 5.0,
+        backoff_max: float = 900.0,
     ):
         self.state = state
         self.timeout = timeout
         self.retries = retries
         self.retry_delay = retry_delay
+        self.outbox = outbox
+        self.backoff = backoff
+        self.backoff_max = backoff_max
         self._background: set[asyncio.Task[SendResult]] = set()
 
     def is_dead(self, target: Target) -> bool:
@@ -80,11 +88,23 @@ class Deliverer:
     ) -> DeliveryReport:
         key = key or notice_key()
         report = DeliveryReport()
+        if self.outbox is not None and not buttons:
+            # Owed from now on: a failure below leaves it for the retry loop. (Approval
+            # prompts are not: their buttons mean nothing once the turn has moved on.)
+            self.outbox.owe(
+                key,
+                platform=target.platform,
+                chat_id=target.chat_id,
+                thread_id=target.thread_id,
+                reply_to=target.reply_to,
+                text=redact(text),
+            )
         if self.is_dead(target):
             log.info(
                 "not delivering %s: %s chat %s is marked dead", key, target.platform, target.chat_id
             )
             report.dead = True
+            self._settle(key, report)
             return report
         parts = split_message(
             redact(text), adapter.max_message_length(target.chat_id), adapter.measure
@@ -116,7 +136,27 @@ class Deliverer:
             report.dead = result.permanent_failure
             report.error = result.error or "the platform refused the message"
             break
+        self._settle(key, report)
         return report
+
+    def _settle(self, key: str, report: DeliveryReport) -> None:
+        """Record in the outbox whether the reply is still owed, and when to try again."""
+        if self.outbox is None:
+            return
+        owed = self.outbox.get(key)
+        if owed is None:
+            return
+        try:
+            if report.ok:
+                self.outbox.settle(key, "delivered")
+            elif report.dead:
+                self.outbox.settle(key, "dead", error=report.error)
+            else:
+                wait = min(self.backoff * 2 ** min(owed.attempts, 20), self.backoff_max)
+                self.outbox.settle(key, "failed", error=report.error, retry_at=time.time() + wait)
+                log.info("%s is still owed; retrying in %.0f s", key, wait)
+        except Exception as exc:  # the store is closing: the row stays pending
+            log.warning("could not settle %s in the outbox: %s", key, exc)
 
     async def _send_part(
         self,
@@ -185,6 +225,10 @@ class Deliverer:
         except Exception as exc:  # an adapter bug or a network error: a failed attempt
             log.warning("%s send failed: %s", adapter.name, exc)
             result = SendResult(ok=False, error=str(exc) or type(exc).__name__)
+        if result.ok:
+            adapter.health.sent()
+        elif not result.permanent_failure:  # a gone chat says nothing about the link
+            adapter.health.error(f"send failed: {result.error}")
         try:
             self._record(target, key, index, count, result)
         except Exception as exc:  # the store is closed (shutdown) or refused: log, go on

@@ -1,7 +1,7 @@
 """`herald gateway run|status|stop`: the long-running process and its files.
 
 `run_gateway` runs in the foreground on one asyncio loop: it loads the profiles the
-gateway serves, builds the enabled adapters (``herald.gateway.adapters.<name>``,
+gateway serves, builds the enabled adapters (``herald.gateway.platforms.<name>``,
 imported lazily; a module that does not exist yet is skipped with a warning),
 connects them, resumes turns a restart interrupted (unless the restart-loop guard
 says no), and serves until SIGTERM/SIGINT. Then it drains: new messages are refused
@@ -151,7 +151,7 @@ def load_adapters(
         section = getattr(platforms, name)
         if not getattr(section, "enabled", False):
             continue
-        module_name = f"herald.gateway.adapters.{name}"
+        module_name = f"herald.gateway.platforms.{name}"
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:

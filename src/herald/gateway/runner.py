@@ -33,7 +33,13 @@ from herald.engine.commands import parse_command
 from herald.gateway.agents import AgentCache
 from herald.gateway.auth import Authorizer
 from herald.gateway.commands import COMMANDS, HANDLERS
-from herald.gateway.contracts import DispatchResult, MessageEvent, PlatformAdapter, StreamCallbacks
+from herald.gateway.contracts import (
+    DispatchResult,
+    InboundVerdict,
+    MessageEvent,
+    PlatformAdapter,
+    StreamCallbacks,
+)
 from herald.gateway.delivery import Deliverer, Target
 from herald.gateway.identities import (
     APPROVAL_COMMANDS,
@@ -49,6 +55,7 @@ from herald.gateway.sessions import AgentRequest, SessionManager
 from herald.gateway.slots import SessionSlot
 from herald.gateway.turns import ActiveTurn, TurnDriver, WorkItem, target_of
 from herald.safety import redact, register_secret_values
+from herald.state.gateway_liveness import InboundLedger, InboundState, Outbox
 from herald.state.gateway_tables import GatewayState, InflightTurn
 
 if TYPE_CHECKING:
@@ -105,6 +112,11 @@ class GatewayRunner:
             max_workers=self.config.max_concurrent_turns + 2, thread_name_prefix="herald-turn"
         )
         self.state = GatewayState(self.store_for(default_profile))
+        # One id per process: an inbound event a dead process took but never started
+        # is taken again by the next one (herald.state.gateway_liveness).
+        self.boot = uuid.uuid4().hex
+        self.inbound = InboundLedger(self.state.store, self.boot)
+        self.outbox = Outbox(self.state.store)
         self.cache = AgentCache(
             max_agents=self.config.max_agents, idle_seconds=self.config.agent_idle_seconds
         )
@@ -113,7 +125,12 @@ class GatewayRunner:
             PairingStore(pairing_path(own.home.root), ttl=self.config.pairing_code_ttl_seconds),
         )
         self.deliverer = Deliverer(
-            self.state, timeout=self.config.send_timeout_seconds, retries=self.config.send_retries
+            self.state,
+            timeout=self.config.send_timeout_seconds,
+            retries=self.config.send_retries,
+            outbox=self.outbox,
+            backoff=self.config.watchdog.delivery_backoff,
+            backoff_max=self.config.watchdog.delivery_backoff_max,
         )
         self.sessions = SessionManager(
             state=self.state,
@@ -159,7 +176,36 @@ class GatewayRunner:
 
     # ---- the pipeline ---------------------------------------------------------------------
 
+    def record_inbound(self, platform: str, event_id: str) -> InboundVerdict:
+        """`EventSink.record_inbound`: durable, before the adapter acknowledges."""
+        verdict = self.inbound.record(platform, event_id)
+        if verdict == "seen":
+            log.info("%s event %s was already taken; dropping the replay", platform, event_id)
+        return verdict
+
+    def _settle_inbound(self, event: MessageEvent, state: InboundState) -> None:
+        if event.event_id is None:
+            return
+        try:
+            self.inbound.mark(event.platform, event.event_id, state)
+        except Exception as exc:  # the store is closing: the row stays as it was
+            log.warning(
+                "could not mark %s event %s %s: %s", event.platform, event.event_id, state, exc
+            )
+
     async def dispatch(
+        self,
+        event: MessageEvent,
+        adapter: PlatformAdapter,
+        *,
+        stream: StreamCallbacks | None = None,
+    ) -> DispatchResult:
+        result = await self._dispatch(event, adapter, stream=stream)
+        if result.status not in ("queued", "interrupted"):  # those finish in _work
+            self._settle_inbound(event, "done")
+        return result
+
+    async def _dispatch(
         self,
         event: MessageEvent,
         adapter: PlatformAdapter,
@@ -367,6 +413,7 @@ class GatewayRunner:
                     break
                 item = slot.queue.popleft()
                 result = await self._process(slot, item)
+                self._settle_inbound(item.event, "done")
                 if not item.future.done():
                     item.future.set_result(result)
         finally:
@@ -422,6 +469,7 @@ class GatewayRunner:
             self.state.mark_inflight(
                 pipeline.inflight_record(slot.key, slot.profile, active.agent.session_id, item)
             )
+            self._settle_inbound(item.event, "started")  # a restart resumes it from here
             result = await self.turns.run(active, slot.prompts)
         except BaseException:
             self.state.clear_inflight(slot.key)  # a turn that failed outright is not resumed

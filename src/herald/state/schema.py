@@ -235,6 +235,41 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE messages ADD COLUMN identity TEXT NOT NULL DEFAULT 'owner'",
         ),
     ),
+    Migration(
+        8,
+        "gateway liveness: inbound events by platform id, replies still owed",
+        (
+            # Every inbound platform event, recorded before it is acknowledged; a replay
+            # of a `started` or `done` event is dropped (herald.state.gateway_liveness).
+            """CREATE TABLE gateway_inbound (
+                platform TEXT NOT NULL,
+                event_id TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('received', 'started', 'done')),
+                boot TEXT NOT NULL,
+                received_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                PRIMARY KEY (platform, event_id)
+            )""",
+            "CREATE INDEX gateway_inbound_received ON gateway_inbound(received_at)",
+            # The whole text of each reply the gateway owes, so one that failed is
+            # retried later (the per-part ledger says which parts already went out).
+            """CREATE TABLE gateway_outbox (
+                delivery_key TEXT PRIMARY KEY,
+                platform TEXT NOT NULL,
+                chat_id TEXT NOT NULL,
+                thread_id TEXT,
+                reply_to TEXT,
+                text TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed', 'dead')),
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at REAL NOT NULL DEFAULT 0,
+                last_error TEXT,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL
+            )""",
+            "CREATE INDEX gateway_outbox_due ON gateway_outbox(state, next_attempt_at)",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
@@ -278,10 +313,14 @@ def migrate(conn: sqlite3.Connection, path: Path) -> int:
             conn.execute(_CREATE_VERSION_TABLE)
             current = read_version(conn)
             check_not_newer(current, path)
-            if current == LATEST_VERSION:
+            # Every step not yet recorded, lowest first: a number taken by a branch that
+            # merged later than a higher one still runs on files already past it.
+            applied = {row[0] for row in conn.execute("SELECT version FROM schema_version")}
+            missing = [m for m in MIGRATIONS if m.version not in applied]
+            if not missing:
                 conn.execute("COMMIT")
                 return current
-            step = MIGRATIONS[current]  # versions are 1..N in order, checked in tests
+            step = missing[0]
             for statement in step.statements:
                 conn.execute(statement)
             problems = conn.execute("PRAGMA foreign_key_check").fetchall()

@@ -58,7 +58,7 @@ markdown = st.lists(st.one_of(noise, link, bare), max_size=30).map("".join)
 
 class _Renderer:
     def __init__(self) -> None:
-        script = resources.files("herald.gateway.web") / "static" / "markdown.js"
+        script = resources.files("herald.gateway.platforms.web") / "static" / "markdown.js"
         self.proc = subprocess.Popen(
             [str(NODE), "-e", _DRIVER, str(script)],
             stdin=subprocess.PIPE,

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from herald.gateway.lifecycle import load_adapters
+from herald.gateway.platforms.web import create_token
 from herald.gateway.runner import GatewayRunner
-from herald.gateway.web import create_token
 from herald.testing.fake_llm import FakeLLMServer, FakeUsage, Reply
 from herald.testing.homes import fake_model_config, make_home, merge
 

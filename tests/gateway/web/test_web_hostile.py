@@ -17,12 +17,12 @@ import pytest
 from web_support import login
 
 from herald.config import Settings
-from herald.gateway.adapters.web import WebAdapter
 from herald.gateway.lifecycle import load_adapters
+from herald.gateway.platforms.web import auth, create_token
+from herald.gateway.platforms.web.adapter import WebAdapter
+from herald.gateway.platforms.web.app import JSON_BODY_BYTES, LOGIN_BODY_BYTES
+from herald.gateway.platforms.web.auth import LoginThrottle
 from herald.gateway.runner import GatewayRunner
-from herald.gateway.web import auth, create_token
-from herald.gateway.web.app import JSON_BODY_BYTES, LOGIN_BODY_BYTES
-from herald.gateway.web.auth import LoginThrottle
 from herald.testing.raw_http import MIB, chunked, send_until_answered, status_of
 
 CHAT = "chat-0123456789"

@@ -12,11 +12,11 @@ import pytest
 from web_support import login, read_events
 
 from herald.config import Settings
-from herald.gateway.adapters.api_server import AdapterConfigError
-from herald.gateway.adapters.web import WebAdapter
 from herald.gateway.lifecycle import load_adapters
+from herald.gateway.platforms.web import create_token
+from herald.gateway.platforms.web.adapter import WebAdapter
 from herald.gateway.runner import GatewayRunner
-from herald.gateway.web import create_token
+from herald.gateway.served.server import AdapterConfigError
 from herald.testing.fake_llm import FakeLLMServer, FakeUsage, Reply
 
 CHAT = "chat-0123456789"
@@ -214,7 +214,7 @@ def test_no_token_means_no_web_chat(gateway_settings: Callable[..., Settings]) -
     adapters, problems = load_adapters(settings)
     assert adapters == []
     assert "herald web token" in problems[0] and "0.0.0.0" in problems[0]
-    from herald.gateway.adapters.web import create_adapter
+    from herald.gateway.platforms.web.adapter import create_adapter
 
     with pytest.raises(AdapterConfigError, match="no login token"):
         create_adapter(settings.config, settings.secrets, home=settings.home)

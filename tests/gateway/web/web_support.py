@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from herald.gateway.web.auth import COOKIE_NAME
+from herald.gateway.platforms.web.auth import COOKIE_NAME
 
 
 async def login(client: httpx.AsyncClient, token: str, base: str = "") -> str:

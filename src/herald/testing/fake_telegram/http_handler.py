@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 from herald.testing.fake_telegram.methods import BotApi
-from herald.testing.fake_telegram.records import ApiCall, ApiError
+from herald.testing.fake_telegram.records import ApiCall, ApiError, DropConnection, Fault
 from herald.testing.fake_telegram.state import FakeTelegramState
 from herald.testing.stoppable_server import StoppableHTTPServer
 
@@ -108,22 +108,37 @@ class FakeTelegramRequestHandler(BaseHTTPRequestHandler):
         state = owner.state
         chat_id = _chat_id(params)
         with state.cond:
-            fault = state.take_fault(method, chat_id)
+            storm = state.storm
+            if storm is not None and (storm[2] is None or method in storm[2]):
+                state.storm_hits += 1
+                fault = Fault(method, storm[0], storm[1])
+            else:
+                fault = state.take_fault(method, chat_id)
         if fault is not None and fault.drop:
             owner.record(ApiCall(method, params, "connection dropped", time.time()))
-            self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
+            self._drop()
             return
         try:
             if fault is not None:
                 raise fault.error()
             result = owner.api.call(method, params)
+        except DropConnection:
+            owner.record(ApiCall(method, params, "connection dropped", time.time()))
+            self._drop()
+            return
         except ApiError as error:
             owner.record(ApiCall(method, params, error.description, time.time()))
             self._answer(error.error_code, error.payload())
             return
         owner.record(ApiCall(method, params, None, time.time()))
         self._answer(200, {"ok": True, "result": result})
+
+    def _drop(self) -> None:
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already gone
 
     def _answer(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")

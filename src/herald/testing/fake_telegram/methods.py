@@ -25,6 +25,7 @@ from herald.testing.fake_telegram.records import (
     CallbackAnswer,
     ChatActionRecord,
     ChatInfo,
+    DropConnection,
     EditRecord,
     SentMessage,
     bad_request,
@@ -223,6 +224,13 @@ class BotApi:
         state = self.state
         deadline = time.monotonic() + timeout
         with state.cond:
+            if state.silent_polls:
+                # A half-dead link: the request is taken and never answered. When the
+                # silence ends (or the server stops) the connection is cut, unanswered.
+                epoch = state.silence_epoch
+                while state.silence_epoch == epoch and not state.stopping:
+                    state.cond.wait(1.0)
+                raise DropConnection()
             state.poll_generation += 1
             generation = state.poll_generation
             state.notify()  # an older long poll still waiting is terminated (409)
@@ -240,6 +248,11 @@ class BotApi:
                 if state.allowed_updates is not None:
                     # Types the bot did not ask for are never delivered (Telegram drops them).
                     state.updates = [u for u in state.updates if _kind(u) in state.allowed_updates]
+                if state.replays:  # delivered again, whatever offset was confirmed
+                    replays, state.replays = state.replays, []
+                    state.polls_served += 1
+                    state.notify()
+                    return [dict(u) for u in replays]
                 if state.updates:
                     state.polls_served += 1
                     state.notify()

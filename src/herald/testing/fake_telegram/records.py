@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+class DropConnection(Exception):
+    """Close the connection without answering (a fault mode, not a Bot API answer)."""
+
+
 class ApiError(Exception):
     """A Bot API error answer: ``{"ok": false, "error_code": …, "description": …}``."""
 

@@ -2,7 +2,10 @@
 
 Tests play the users (`send_user_message`, `press_button`), read what the bot did
 (`sent_messages`, `edits`, `chat_actions`, `callback_answers`) and inject failures
-(`fail_chat`, `fail_next`, `flood`).
+(`fail_chat`, `fail_next`, `flood`), including the liveness fault modes: polls that
+stay open but silent (`silence_polls`), connections cut every few seconds
+(`drop_connections_every`), a 5xx storm (`error_storm`) and updates delivered again
+(`replay_update`).
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ class FakeTelegramServer:
         self.api = BotApi(self.state)
         self._httpd: FakeTelegramHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._dropper_epoch = 0
+        self.drops = 0  # connection cuts made by drop_connections_every
 
     # ---- lifecycle ----------------------------------------------------------------------------
 
@@ -73,6 +78,7 @@ class FakeTelegramServer:
         if httpd is None or thread is None:
             return
         with self.state.cond:
+            self._dropper_epoch += 1  # the dropper thread ends
             self.state.stopping = True  # long polls return at once
             self.state.notify()
         httpd.stop_serving(thread, _GRACE_SECONDS)
@@ -236,6 +242,81 @@ class FakeTelegramServer:
             retry_after=retry_after,
             **kw,
         )
+
+    # ---- fault modes (liveness) -----------------------------------------------------------------
+
+    def silence_polls(self, silent: bool = True) -> None:
+        """While on, every new getUpdates is taken and never answered (a link that stays
+        open but carries nothing); turning it off cuts those polls unanswered."""
+        with self.state.cond:
+            if self.state.silent_polls and not silent:
+                self.state.silence_epoch += 1
+            self.state.silent_polls = silent
+            self.state.notify()
+
+    def error_storm(
+        self,
+        status: int = 502,
+        description: str = "Bad Gateway",
+        methods: tuple[str, ...] | None = None,
+    ) -> None:
+        """Every call (or every call of `methods`) answers `status` until `end_storm`."""
+        with self.state.cond:
+            self.state.storm = (status, description, frozenset(methods) if methods else None)
+
+    def end_storm(self) -> None:
+        with self.state.cond:
+            self.state.storm = None
+            self.state.notify()
+
+    @property
+    def storm_hits(self) -> int:
+        with self.state.cond:
+            return self.state.storm_hits
+
+    def drop_connections(self) -> None:
+        """Cut every open connection now (a server or proxy resetting them)."""
+        if self._httpd is not None:
+            self._httpd.cut_connections()
+
+    def drop_connections_every(self, seconds: float | None) -> None:
+        """Cut every open connection every `seconds` from now on (None: stop doing it)."""
+        with self.state.cond:
+            self._dropper_epoch += 1
+            epoch = self._dropper_epoch
+        if seconds is None:
+            return
+
+        def run() -> None:
+            while True:
+                with self.state.cond:
+                    self.state.cond.wait_for(
+                        lambda: self._dropper_epoch != epoch or self.state.stopping, seconds
+                    )
+                    if self._dropper_epoch != epoch or self.state.stopping:
+                        return
+                    self.drops += 1
+                self.drop_connections()
+
+        threading.Thread(target=run, name="fake-telegram:dropper", daemon=True).start()
+
+    def replay_update(self, update_id: int | None = None) -> int:
+        """Deliver an update again, as it was (same update_id), whatever offset the bot
+        confirmed: what a bot sees when Telegram re-sends after a lost confirmation.
+        Default: the newest update. Returns its id."""
+        with self.state.cond:
+            if not self.state.history:
+                raise ValueError("no update has been sent yet")
+            chosen = max(self.state.history) if update_id is None else update_id
+            update = self.state.history.get(chosen)
+            if update is None:
+                raise ValueError(f"no update {chosen}")
+            self.state.replays.append(dict(update))
+            self.state.notify()
+            return chosen
+
+    async def await_replays_taken(self, timeout: float = 10.0) -> None:
+        await self.await_until(lambda: not self.state.replays, timeout, "for the replay to go out")
 
     # ---- what the bot did -----------------------------------------------------------------------
 

@@ -57,6 +57,14 @@ class FakeTelegramState:
         self.allowed_updates: set[str] | None = None  # as the last getUpdates asked
         self.poll_generation = 0
         self.polls_served = 0
+        # Fault modes (see FakeTelegramServer): polls that hang silent, a 5xx storm,
+        # updates delivered again whatever offset the bot confirmed.
+        self.silent_polls = False
+        self.silence_epoch = 0  # bumped when silence ends: the hung polls are cut then
+        self.storm: tuple[int, str, frozenset[str] | None] | None = None
+        self.storm_hits = 0
+        self.replays: list[dict[str, Any]] = []
+        self.history: dict[int, dict[str, Any]] = {}  # every update ever queued
         self._update_ids = itertools.count(100_001)
         self._callback_ids = itertools.count(7_000_000_001)
         self._message_ids: dict[int, itertools.count[int]] = {}
@@ -75,7 +83,9 @@ class FakeTelegramState:
 
     def push_update(self, kind: str, payload: dict[str, Any]) -> int:
         update_id = next(self._update_ids)
-        self.updates.append({"update_id": update_id, kind: payload})
+        update = {"update_id": update_id, kind: payload}
+        self.updates.append(update)
+        self.history[update_id] = update
         self.notify()
         return update_id
 

@@ -2,7 +2,7 @@
 profile; replies go to a configured chat or back in the HTTP response.
 
 Config ``gateway.platforms.webhook``: ``secret`` (required, HMAC-SHA256 key, e.g.
-``${HERALD_WEBHOOK_SECRET}``; see `webhook_signing` for the header format and replay
+``${HERALD_WEBHOOK_SECRET}``; see `signing` for the header format and replay
 window), ``profile`` (the profile that handles webhooks), ``host``/``port`` (its own
 server, 127.0.0.1:8643 by default) and ``deliver_to`` (``platform:chat``, e.g.
 ``telegram:12345``).
@@ -31,22 +31,22 @@ from typing import TYPE_CHECKING, Any
 from fastapi.responses import JSONResponse
 
 from herald.config import ENTRANCE_SECRETS
-from herald.gateway.adapters.api_locks import KeyedLocks
-from herald.gateway.adapters.api_server import (
+from herald.gateway.contracts import (
+    DispatchResult,
+    EventSink,
+    MessageEvent,
+    SendResult,
+)
+from herald.gateway.platforms.webhook.app import build_webhook_app, frame_untrusted
+from herald.gateway.served.locks import KeyedLocks
+from herald.gateway.served.response import HttpResponseAdapter
+from herald.gateway.served.server import (
     AdapterConfigError,
     EmbeddedServer,
     platform_section,
     refuse_weak_secret,
     require_served_secret,
     resolve_secret,
-)
-from herald.gateway.adapters.http_base import HttpResponseAdapter
-from herald.gateway.adapters.webhook_app import build_webhook_app, frame_untrusted
-from herald.gateway.contracts import (
-    DispatchResult,
-    EventSink,
-    MessageEvent,
-    SendResult,
 )
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from telegram.error import (
     TimedOut,
 )
 
-from herald.gateway.adapters.telegram_events import period_seconds
 from herald.gateway.contracts import SendResult
+from herald.gateway.platforms.telegram.events import period_seconds
 
 log = logging.getLogger(__name__)
 

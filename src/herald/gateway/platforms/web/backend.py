@@ -1,6 +1,6 @@
 """`WebBackend`: what the web app uses of the web platform adapter.
 
-`herald.gateway.adapters.web.WebAdapter` builds the app when it connects and hands
+`herald.gateway.platforms.web.adapter.WebAdapter` builds the app when it connects and hands
 itself in; the app modules (`app`, `routes`, `capabilities`) name only this
 protocol, so they never import the adapter that imports them.
 """
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from herald.config.schema_gateway import WebPlatformConfig
-    from herald.gateway.web.auth import TokenVerifier
-    from herald.gateway.web.events import ChatEvents
+    from herald.gateway.platforms.web.auth import TokenVerifier
+    from herald.gateway.platforms.web.events import ChatEvents
     from herald.state import StateStore
 
 

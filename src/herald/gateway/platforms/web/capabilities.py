@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import FastAPI, Path, Request
 
-from herald.gateway.web.errors import WebError
+from herald.gateway.platforms.web.errors import WebError
 
 SQLITE_MAX_INT = 2**63 - 1  # a larger id would overflow the query, not just miss
 
 if TYPE_CHECKING:
     from herald.config import Settings
-    from herald.gateway.web.backend import WebBackend
+    from herald.gateway.platforms.web.backend import WebBackend
 
 log = logging.getLogger(__name__)
 

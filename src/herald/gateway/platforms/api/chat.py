@@ -9,7 +9,7 @@ Semantics (also in the API docs and the README):
   session's caller system message (used when the session's system prompt is built,
   i.e. on its first turn; the prompt is then frozen for the session).
 - Without one, the conversation is the request's messages (OpenAI's stateless
-  semantics): see `api_conversations`.
+  semantics): see `conversations`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from herald.gateway.adapters.api_models import (
+from herald.gateway.platforms.api.models import (
     AssistantMessage,
     ChatCompletion,
     ChatCompletionRequest,

@@ -6,7 +6,7 @@ press becomes a `MessageEvent` handed to the runner as its own task, so one chat
 slow turn never holds up the polling loop or another chat. Edited messages, service
 messages, other bots and `/cmd@otherbot` are ignored. Replies go out as Telegram HTML
 rendered from the runner's Markdown, falling back to plain text if Telegram refuses
-the markup; `telegram_delivery` maps the Bot API's failures onto `SendResult`.
+the markup; `delivery` maps the Bot API's failures onto `SendResult`.
 
 Authorization is the runner's job: the adapter reports `user_id` and the @username
 (`user_name`, without the @) faithfully and filters nobody.
@@ -40,25 +40,6 @@ from telegram.ext import (
 from telegram.warnings import PTBDeprecationWarning
 
 from herald.config.schema_gateway import TelegramPlatformConfig
-from herald.gateway.adapters.telegram_buttons import CallbackData
-from herald.gateway.adapters.telegram_config import (
-    TOKEN_SETTING,
-    TelegramConfigError,
-    resolve_token,
-)
-from herald.gateway.adapters.telegram_delivery import Attempt, deliver
-from herald.gateway.adapters.telegram_events import (
-    addressed_elsewhere,
-    event_from_callback,
-    event_from_message,
-    is_start_command,
-)
-from herald.gateway.adapters.telegram_format import (
-    TELEGRAM_MAX_MESSAGE_LENGTH,
-    markdown_to_html,
-    utf16_length,
-)
-from herald.gateway.adapters.telegram_logs import mask_tokens_in_logs
 from herald.gateway.contracts import (
     Button,
     EventSink,
@@ -66,6 +47,26 @@ from herald.gateway.contracts import (
     PlatformAdapter,
     SendResult,
 )
+from herald.gateway.health import Rhythm
+from herald.gateway.platforms.telegram.buttons import CallbackData
+from herald.gateway.platforms.telegram.config import (
+    TOKEN_SETTING,
+    TelegramConfigError,
+    resolve_token,
+)
+from herald.gateway.platforms.telegram.delivery import Attempt, deliver
+from herald.gateway.platforms.telegram.events import (
+    addressed_elsewhere,
+    event_from_callback,
+    event_from_message,
+    is_start_command,
+)
+from herald.gateway.platforms.telegram.format import (
+    TELEGRAM_MAX_MESSAGE_LENGTH,
+    markdown_to_html,
+    utf16_length,
+)
+from herald.gateway.platforms.telegram.logs import mask_tokens_in_logs
 
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, HeraldHome, Secrets, Settings
@@ -101,8 +102,17 @@ class TelegramAdapter(PlatformAdapter):
         max_retry_after: float = 10.0,
         drain_timeout: float = 10.0,
         register_commands: bool = True,
+        silence_slack: float = 15.0,
+        poll_read_grace: float = 10.0,
+        poll_backoff: float = 1.0,
     ) -> None:
         self._token = token
+        self._silence_slack = silence_slack
+        self._poll_read_grace = poll_read_grace
+        self._poll_backoff = poll_backoff
+        self._offset: int | None = None  # the next update to fetch; kept across reconnects
+        self._poller: asyncio.Task[None] | None = None
+        self._retiring: set[asyncio.Task[None]] = set()
         self._base_url = base_url.rstrip("/") if base_url else None
         self._poll_timeout = poll_timeout
         self._max_retry_after = max_retry_after
@@ -122,13 +132,31 @@ class TelegramAdapter(PlatformAdapter):
             raise RuntimeError("the Telegram adapter is already connected")
         self._sink = sink
         mask_tokens_in_logs()
-        # Two polling connections: stopping cancels the long poll mid-request, and httpx can
-        # keep that slot busy a while; the final getUpdates that confirms the fetched
-        # updates then needs a second one, or the updates come again after a restart.
+        app = await self._open_app()
+        self._app = app
+        self.bot_username = app.bot.username
+        try:
+            if self._register_commands:
+                await self._set_commands()
+            await app.start()
+        except BaseException:
+            await self.disconnect()  # a failed connect leaves nothing open behind it
+            raise
+        self._start_polling(app)
+        self.health.connected()
+        log.info("telegram: polling as @%s", self.bot_username)
+
+    async def _open_app(self) -> Application[Any, Any, Any, Any, Any, Any]:
+        """A new client with the handlers, its token proven by getMe. No `Updater`: the
+        adapter runs the long poll itself (`_poll`), so it knows when each poll returns
+        and can record every update before Telegram is told it arrived."""
+        # Two polling connections: a cancelled long poll can keep its slot busy a while,
+        # and the final getUpdates that confirms the offset needs the other one.
         builder = (
             ApplicationBuilder()
             .token(self._token)
             .job_queue(None)
+            .updater(None)
             .get_updates_connection_pool_size(2)
         )
         if self._base_url:
@@ -149,34 +177,18 @@ class TelegramAdapter(PlatformAdapter):
                     f"Telegram rejected the bot token ({TOKEN_SETTING})"
                 ) from None
             raise TelegramConnectError(f"cannot reach Telegram: {error.message}") from None
-        self._app = app
-        self.bot_username = app.bot.username
-        try:
-            if self._register_commands:
-                await self._set_commands()
-            await app.start()
-            assert app.updater is not None
-            await app.updater.start_polling(
-                timeout=int(self._poll_timeout),
-                allowed_updates=_UPDATE_KINDS,
-                drop_pending_updates=False,  # messages sent while Herald was down still count
-                error_callback=self._on_polling_error,
-            )
-        except BaseException:
-            await self.disconnect()  # a failed connect leaves nothing open behind it
-            raise
-        log.info("telegram: polling as @%s", self.bot_username)
+        return app
 
     async def disconnect(self) -> None:
-        """Stop fetching (updates already fetched are still dispatched and confirmed), give
-        in-flight dispatches `drain_timeout` to finish (their replies still go out), then
-        close the HTTP client."""
+        """Stop fetching and confirm what was fetched (updates already fetched are still
+        dispatched), give in-flight dispatches `drain_timeout` to finish (their replies
+        still go out), then close the HTTP client."""
         app = self._app
         if app is None:
             return
         try:
-            if app.updater is not None and app.updater.running:
-                await app.updater.stop()
+            await self._stop_polling()
+            await self._confirm_offset(app)
             if app.running:
                 await app.stop()
             pending = {task for task in self._tasks if not task.done()}
@@ -189,6 +201,96 @@ class TelegramAdapter(PlatformAdapter):
         finally:
             self._app = None
             await app.shutdown()
+            self.health.stopped()
+
+    async def reconnect(self, sink: EventSink) -> None:
+        """A fresh client and long poll; the dispatches in flight keep running and reply
+        through the new client. If Telegram cannot be reached, the old poll goes on
+        retrying by itself and the error is raised for the watchdog to back off."""
+        self._sink = sink
+        old = self._app
+        await self._stop_polling()
+        self.health.reconnecting("restarting the long poll")
+        try:
+            app = await self._open_app()
+            await app.start()
+        except BaseException:
+            if old is not None:
+                self._start_polling(old)
+            raise
+        self._app = app
+        self.bot_username = app.bot.username
+        self._start_polling(app)
+        if old is not None:
+            retiring = asyncio.get_running_loop().create_task(_retire(old))
+            self._retiring.add(retiring)
+            retiring.add_done_callback(self._retiring.discard)
+
+    def expected_rhythm(self) -> Rhythm:
+        return Rhythm.long_poll(self._poll_timeout, self._silence_slack)
+
+    # ---- the long poll ------------------------------------------------------------------------
+
+    def _start_polling(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        self._poller = asyncio.get_running_loop().create_task(self._poll(app), name="telegram:poll")
+
+    async def _stop_polling(self) -> None:
+        poller, self._poller = self._poller, None
+        if poller is None:
+            return
+        poller.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await poller
+
+    async def _poll(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        """getUpdates in a loop. Every update is recorded in the inbound ledger before
+        the next getUpdates confirms it to Telegram (its offset), so a replay — after a
+        reconnect or a restart — is recognised and answered at most once."""
+        failures = 0
+        while True:
+            try:
+                updates = await app.bot.get_updates(
+                    offset=self._offset,
+                    timeout=int(self._poll_timeout),
+                    read_timeout=self._poll_read_grace,
+                    allowed_updates=_UPDATE_KINDS,
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # network, 5xx, 409: wait a little, poll again
+                failures += 1
+                self._on_polling_error(error)
+                await asyncio.sleep(min(self._poll_backoff * 2 ** min(failures - 1, 8), 30.0))
+                continue
+            failures = 0
+            self.health.received()  # an empty poll that returned in time is a live link
+            for update in updates:
+                self._offset = update.update_id + 1
+                if self._record(update) == "seen":
+                    continue
+                await app.update_queue.put(update)
+
+    def _record(self, update: Update) -> str:
+        record = getattr(self._sink, "record_inbound", None)
+        if record is None:  # a sink without a ledger (tests of the adapter alone)
+            return "new"
+        try:
+            return str(record(self.name, str(update.update_id)))
+        except Exception as exc:  # the ledger is unavailable: answer rather than lose it
+            log.error("telegram: could not record update %s: %s", update.update_id, exc)
+            return "new"
+
+    async def _confirm_offset(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        """Tell Telegram the fetched updates arrived, so a restart does not fetch them
+        again (the ledger would drop them, but there is no need to ask)."""
+        if self._offset is None:
+            return
+        try:
+            await app.bot.get_updates(
+                offset=self._offset, timeout=0, read_timeout=2, allowed_updates=_UPDATE_KINDS
+            )
+        except Exception as error:
+            log.debug("telegram: confirming the update offset failed: %s", error)
 
     # ---- capabilities -----------------------------------------------------------------------
 
@@ -307,7 +409,7 @@ class TelegramAdapter(PlatformAdapter):
         sender = message.from_user
         if sender is not None and sender.is_bot:
             return  # other bots in a group: answering them invites loops
-        event = event_from_message(message)
+        event = replace(event_from_message(message), event_id=str(update.update_id))
         if not event.text.strip() and not event.media:
             return
         if addressed_elsewhere(event.text, self.bot_username):
@@ -330,7 +432,8 @@ class TelegramAdapter(PlatformAdapter):
         message = query.message
         if data is None or not isinstance(message, Message):
             return  # an expired key, or a message too old for Telegram to show us
-        self._spawn(event_from_callback(query, data, message))
+        event = event_from_callback(query, data, message)
+        self._spawn(replace(event, event_id=str(update.update_id)))
 
     def _spawn(self, event: MessageEvent) -> None:
         task = asyncio.get_running_loop().create_task(
@@ -353,11 +456,13 @@ class TelegramAdapter(PlatformAdapter):
     async def _on_handler_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("telegram: handling an update failed", exc_info=context.error)
 
-    def _on_polling_error(self, error: TelegramError) -> None:
+    def _on_polling_error(self, error: Exception) -> None:
         if isinstance(error, Conflict):
-            log.warning("telegram: another process is polling with this bot token (%s)", error)
+            reason = "another process is polling with this bot token"
         else:
-            log.warning("telegram: polling failed, retrying: %s", error.message)
+            reason = f"getUpdates failed: {getattr(error, 'message', None) or error!r}"
+        self.health.error(reason)
+        log.warning("telegram: %s; retrying", reason)
 
     async def _set_commands(self) -> None:
         from herald.engine.commands import commands_for
@@ -389,6 +494,19 @@ def _int_or_none(value: str | int | None) -> int | None:
     return None
 
 
+async def _retire(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Close a replaced client; its updates were already handed over."""
+    try:
+        if app.running:
+            await app.stop()
+    except Exception as error:
+        log.debug("telegram: stopping the replaced client failed: %s", error)
+    try:
+        await app.shutdown()
+    except Exception as error:
+        log.debug("telegram: closing the replaced client failed: %s", error)
+
+
 def _file_url(base_url: str) -> str:
     """`http://host/bot` → `http://host/file/bot` (how the Bot API lays out file URLs)."""
     root, _, _ = base_url.rpartition("/bot")
@@ -399,7 +517,7 @@ def create_adapter(
     config: HeraldConfig | TelegramPlatformConfig,
     secrets: Secrets,
     *,
-    poll_timeout: float = 25.0,
+    poll_timeout: float | None = None,
     max_retry_after: float = 10.0,
     drain_timeout: float = 10.0,
     register_commands: bool = True,
@@ -407,18 +525,19 @@ def create_adapter(
     home: HeraldHome | None = None,
 ) -> TelegramAdapter:
     """The Telegram adapter from `gateway.platforms.telegram` (the whole config or just
-    that section). `settings` and `home` are offered by the gateway lifecycle and not
-    needed here."""
+    that section). `settings` (offered by the gateway lifecycle) supplies the
+    watchdog's slack; `home` is not needed here."""
     section = config.gateway.platforms.telegram if hasattr(config, "gateway") else config
     if not isinstance(section, TelegramPlatformConfig):
         raise TypeError(f"expected HeraldConfig or TelegramPlatformConfig, not {type(config)}")
     return TelegramAdapter(
         resolve_token(section.token, secrets),
         base_url=section.base_url,
-        poll_timeout=poll_timeout,
+        poll_timeout=poll_timeout if poll_timeout is not None else section.poll_timeout,
         max_retry_after=max_retry_after,
         drain_timeout=drain_timeout,
         register_commands=register_commands,
+        silence_slack=settings.config.gateway.watchdog.slack_seconds if settings else 15.0,
     )
 
 

@@ -20,7 +20,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from herald.gateway.adapters.api_chat import (
+from herald.gateway.contracts import DispatchResult
+from herald.gateway.platforms.api.chat import (
     ApiRequestError,
     ChatInput,
     ChunkWriter,
@@ -29,9 +30,9 @@ from herald.gateway.adapters.api_chat import (
     interpret,
     usage_from,
 )
-from herald.gateway.adapters.api_conversations import Conversation
-from herald.gateway.adapters.api_keys import CHAT, ApiCaller, KeyRing
-from herald.gateway.adapters.api_models import (
+from herald.gateway.platforms.api.conversations import Conversation
+from herald.gateway.platforms.api.keys import CHAT, ApiCaller, KeyRing
+from herald.gateway.platforms.api.models import (
     ERROR_RESPONSES,
     ChatCompletion,
     ChatCompletionRequest,
@@ -42,9 +43,8 @@ from herald.gateway.adapters.api_models import (
     SessionMessageRequest,
     SessionReply,
 )
-from herald.gateway.adapters.api_openapi import install_openapi
-from herald.gateway.adapters.api_server import bearer_token
-from herald.gateway.adapters.api_sessions import (
+from herald.gateway.platforms.api.openapi import install_openapi
+from herald.gateway.platforms.api.sessions import (
     find_session,
     list_sessions,
     not_yours,
@@ -52,8 +52,8 @@ from herald.gateway.adapters.api_sessions import (
     require_reader,
     session_detail,
 )
-from herald.gateway.adapters.api_stream import StreamRedactor
-from herald.gateway.contracts import DispatchResult
+from herald.gateway.platforms.api.stream import StreamRedactor
+from herald.gateway.served.server import bearer_token
 from herald.safety import BodyRule, RequestGuard
 
 if TYPE_CHECKING:

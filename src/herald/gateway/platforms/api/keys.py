@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from herald.config import ConfigError
 from herald.config.schema_identities import OWNER
-from herald.gateway.adapters.api_server import resolve_secret, secret_equals
+from herald.gateway.served.server import resolve_secret, secret_equals
 
 if TYPE_CHECKING:
     from herald.config import Secrets

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from herald.gateway.adapters.api_server import EmbeddedServer
+from herald.gateway.served.server import EmbeddedServer
 
 if TYPE_CHECKING:
     from herald.gateway.contracts import EventSink

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic.json_schema import models_json_schema
 
-from herald.gateway.adapters.api_models import ChatCompletionChunk
+from herald.gateway.platforms.api.models import ChatCompletionChunk
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -16,7 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from herald.gateway.adapters.webhook_signing import (
+from herald.gateway.platforms.webhook.signing import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     SignatureError,

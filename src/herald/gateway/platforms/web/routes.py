@@ -1,6 +1,6 @@
 """The web chat's data routes: chats and their live events, uploads, the dashboard,
 memory and skills. Every route here sits behind the login and CSRF guard of
-`herald.gateway.web.app`; everything returned is redacted."""
+`herald.gateway.platforms.web.app`; everything returned is redacted."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
 
 from herald.gateway.contracts import MessageEvent
+from herald.gateway.platforms.web.errors import WebError
 from herald.gateway.session_keys import build_session_key
-from herald.gateway.web.errors import WebError
 from herald.state import reports
 
 if TYPE_CHECKING:
-    from herald.gateway.web.backend import WebBackend
+    from herald.gateway.platforms.web.backend import WebBackend
 
 CHAT_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,127}$")

@@ -21,8 +21,6 @@ import secrets as secrets_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from herald.gateway.adapters.api_server import AdapterConfigError, platform_section
-from herald.gateway.adapters.served import ServedAdapter
 from herald.gateway.contracts import (
     Button,
     DispatchResult,
@@ -32,7 +30,9 @@ from herald.gateway.contracts import (
     SendResult,
     StreamCallbacks,
 )
-from herald.gateway.web.events import ChatEvents
+from herald.gateway.platforms.web.events import ChatEvents
+from herald.gateway.served.adapter import ServedAdapter
+from herald.gateway.served.server import AdapterConfigError, platform_section
 from herald.safety import redact
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
         secret_values: tuple[str, ...] = (),
         cwd: Path | None = None,
     ) -> None:
-        from herald.gateway.web.auth import TokenVerifier
+        from herald.gateway.platforms.web.auth import TokenVerifier
 
         self.settings = settings
         self.home_root = Path(home_root)
@@ -89,7 +89,7 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
     # ---- lifecycle ------------------------------------------------------------------------
 
     async def connect(self, sink: EventSink) -> None:
-        from herald.gateway.web.app import build_web_app
+        from herald.gateway.platforms.web.app import build_web_app
 
         await self._serve(sink, build_web_app, host=self.settings.host, port=self.settings.port)
 

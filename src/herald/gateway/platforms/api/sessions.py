@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from herald.gateway.adapters.api_chat import ApiRequestError
-from herald.gateway.adapters.api_keys import ApiCaller
-from herald.gateway.adapters.api_models import (
+from herald.gateway.platforms.api.chat import ApiRequestError
+from herald.gateway.platforms.api.keys import ApiCaller
+from herald.gateway.platforms.api.models import (
     SessionDetail,
     SessionMessage,
     SessionSummary,

@@ -3,14 +3,14 @@ the gateway's event loop) with bearer-token auth and Herald's session endpoints.
 
 Config ``gateway.platforms.api``: ``host`` (127.0.0.1), ``port`` (0 = any free port;
 `ApiAdapter.port` is the bound one), ``api_key`` (the owner's key) and/or ``keys``
-(callers with an identity and scopes, see `api_keys`) — at least one, each strong: the
+(callers with an identity and scopes, see `keys`) — at least one, each strong: the
 server never runs unauthenticated nor behind a guessable key; ``herald secrets new
 HERALD_API_KEY --for api`` writes one to ``.env`` and ``${HERALD_API_KEY}`` here — and
 ``model_name`` (the id ``/v1/models`` lists). Every turn runs as the key's identity.
 
 Routes: ``POST /v1/chat/completions`` (streaming and not), ``GET /v1/models``,
 ``GET /v1/sessions``, ``GET /v1/sessions/{id}``, ``POST /v1/sessions/{id}/messages``,
-``GET /openapi.json``. See `api_chat` for how a chat request maps onto a session.
+``GET /openapi.json``. See `chat` for how a chat request maps onto a session.
 
 The API does not push (`push_replies = False`): each request awaits
 `EventSink.dispatch` and answers from its `DispatchResult`. Requests for the same
@@ -28,25 +28,25 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import herald.gateway.platforms.api.conversations as conversations
 from herald.config import ENTRANCE_SECRETS
 from herald.config.schema_identities import OWNER
-from herald.gateway.adapters import api_conversations as conversations
-from herald.gateway.adapters.api_conversations import Conversation
-from herald.gateway.adapters.api_keys import KeyRing, ServedKey, owner_key, served_keys
-from herald.gateway.adapters.api_locks import KeyedLocks
-from herald.gateway.adapters.api_server import (
-    AdapterConfigError,
-    platform_section,
-    refuse_weak_secret,
-    require_served_secret,
-)
-from herald.gateway.adapters.http_base import HttpResponseAdapter
-from herald.gateway.adapters.served import ServedAdapter
 from herald.gateway.contracts import (
     DispatchResult,
     EventSink,
     MessageEvent,
     StreamCallbacks,
+)
+from herald.gateway.platforms.api.conversations import Conversation
+from herald.gateway.platforms.api.keys import KeyRing, ServedKey, owner_key, served_keys
+from herald.gateway.served.adapter import ServedAdapter
+from herald.gateway.served.locks import KeyedLocks
+from herald.gateway.served.response import HttpResponseAdapter
+from herald.gateway.served.server import (
+    AdapterConfigError,
+    platform_section,
+    refuse_weak_secret,
+    require_served_secret,
 )
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ class ApiAdapter(ServedAdapter, HttpResponseAdapter):
     # ---- lifecycle ------------------------------------------------------------------------
 
     async def connect(self, sink: EventSink) -> None:
-        from herald.gateway.adapters.api_app import build_api_app
+        from herald.gateway.platforms.api.app import build_api_app
 
         await self._serve(sink, build_api_app, host=self.host, port=self.requested_port)
 

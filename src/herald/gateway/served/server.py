@@ -26,7 +26,7 @@ from herald.config import (
     require_entrance,
     secret_problem,
 )
-from herald.gateway.web.auth import login_token_matcher
+from herald.gateway.platforms.web.auth import login_token_matcher
 
 if TYPE_CHECKING:
     from herald.config import Secrets

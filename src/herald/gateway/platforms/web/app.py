@@ -18,7 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from herald.gateway.web.auth import (
+from herald.gateway.platforms.web.auth import (
     COOKIE_NAME,
     CSRF_HEADER,
     BrowserSession,
@@ -27,13 +27,13 @@ from herald.gateway.web.auth import (
     NoTokenError,
     csrf_ok,
 )
-from herald.gateway.web.capabilities import add_capability_routes, available_tabs
-from herald.gateway.web.errors import WebError
-from herald.gateway.web.routes import add_data_routes
+from herald.gateway.platforms.web.capabilities import add_capability_routes, available_tabs
+from herald.gateway.platforms.web.errors import WebError
+from herald.gateway.platforms.web.routes import add_data_routes
 from herald.safety import BodyRule, RequestGuard
 
 if TYPE_CHECKING:
-    from herald.gateway.web.backend import WebBackend
+    from herald.gateway.platforms.web.backend import WebBackend
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,9 @@ THROTTLED_ANSWER_DELAY = 1.0  # seconds a refused login waits before its 429
 
 
 def static_text(name: str) -> str:
-    return (resources.files("herald.gateway.web") / "static" / name).read_text(encoding="utf-8")
+    return (resources.files("herald.gateway.platforms.web") / "static" / name).read_text(
+        encoding="utf-8"
+    )
 
 
 def build_web_app(adapter: WebBackend) -> FastAPI:
