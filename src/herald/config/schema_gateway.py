@@ -11,7 +11,9 @@ from typing import Literal
 
 from pydantic import Field
 
+from herald.config.schema_discord import DiscordPlatformConfig
 from herald.config.schema_liveness import WatchdogConfig
+from herald.config.schema_slack import SlackPlatformConfig
 from herald.config.strict import StrictModel
 
 ApiScope = Literal["chat", "sessions:own", "sessions:all"]
@@ -86,6 +88,8 @@ class PlatformsConfig(StrictModel):
     web: WebPlatformConfig = Field(default_factory=WebPlatformConfig)
     telegram: TelegramPlatformConfig = Field(default_factory=TelegramPlatformConfig)
     webhook: WebhookPlatformConfig = Field(default_factory=WebhookPlatformConfig)
+    discord: DiscordPlatformConfig = Field(default_factory=DiscordPlatformConfig)
+    slack: SlackPlatformConfig = Field(default_factory=SlackPlatformConfig)
 
 
 class ProfileRoute(StrictModel):

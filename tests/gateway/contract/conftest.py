@@ -20,6 +20,7 @@ from herald.testing.fake_llm import FakeLLMServer
 # platform name -> (harness module, class, client library the adapter needs)
 HARNESSES: dict[str, tuple[str, str, str]] = {
     "telegram": ("telegram_harness", "TelegramHarness", "telegram"),
+    "discord": ("discord_harness", "DiscordHarness", "discord"),
 }
 
 StartGateway = Callable[..., Awaitable[Gateway]]

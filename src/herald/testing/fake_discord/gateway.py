@@ -29,6 +29,7 @@ class GatewaySession:
     seq: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)  # every dispatch, for resume
     socket: web.WebSocketResponse | None = None
+    heartbeat_seq: int = 0  # the last sequence the client said it received
 
 
 class FakeGateway:
@@ -77,6 +78,8 @@ class FakeGateway:
         if op == OP_HEARTBEAT:
             with self.world.cond:
                 self.world.gateway.heartbeats += 1
+                if session is not None and isinstance(data, int):
+                    session.heartbeat_seq = data
                 if self.acks and not self.silent:
                     self.world.gateway.acks_sent += 1
                 self.world.changed()
@@ -145,6 +148,9 @@ class FakeGateway:
         for event in missed:
             await self._send(ws, event)
         await self.dispatch_now("RESUMED", {})
+        waiting, self.waiting = self.waiting, []
+        for event, body in waiting:
+            await self.dispatch_now(event, body)
         return session
 
     async def _send(self, ws: web.WebSocketResponse, payload: dict[str, Any]) -> None:
@@ -158,8 +164,11 @@ class FakeGateway:
     # ---- dispatch (on the loop) --------------------------------------------------------------------
 
     async def dispatch_now(self, event: str, data: dict[str, Any]) -> None:
+        """Number and send an event. With no connection at all, it waits for the next
+        session (as if it happened after the bot came back), so a test's event is never
+        lost to a restart; events a connected client missed come back on RESUME."""
         session = self.current
-        if session is None:
+        if session is None or (session.socket is None and event not in ("READY", "RESUMED")):
             self.waiting.append((event, data))
             return
         session.seq += 1
@@ -167,6 +176,16 @@ class FakeGateway:
         session.events.append(payload)
         if session.socket is not None and not self.silent:
             await self._send(session.socket, payload)
+
+    def all_seen(self) -> bool:
+        """Every event went out and the client's last heartbeat confirmed the newest."""
+        session = self.current
+        return (
+            not self.waiting
+            and session is not None
+            and session.socket is not None
+            and session.heartbeat_seq >= session.seq
+        )
 
     # ---- faults (on the loop) -------------------------------------------------------------------------
 

@@ -338,3 +338,9 @@ class FakeDiscordServer:
 
     async def await_until(self, predicate: Any, timeout: float = 10.0, what: str = "") -> Any:
         return await asyncio.to_thread(self.wait_until, predicate, timeout, what)
+
+    async def await_dispatches_seen(self, timeout: float = 10.0) -> None:
+        """Until the bot's heartbeat confirms it received every event dispatched so far."""
+        # Read across threads without the loop: a few ints and a list's length, and the
+        # heartbeat that moves them notifies the world's condition.
+        await self.await_until(self.gateway.all_seen, timeout, "for the bot to see all events")
