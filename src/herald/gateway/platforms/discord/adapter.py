@@ -323,21 +323,19 @@ class DiscordAdapter(PlatformAdapter):
     async def on_message(self, message: Any) -> None:
         if message.author.bot or self.bot_id is None:
             return  # itself, and other bots (answering them invites loops)
-        in_guild = message.guild is not None
-        if in_guild and self._require_mention and not self._bot_thread(message.channel):
-            if not addressed_to_bot(message, self.bot_id):
-                return
+        if self._needs_mention(message) and not addressed_to_bot(message, self.bot_id):
+            return
         event = event_from_message(message, self.bot_id)
         if not event.text and not event.media:
             return
         if self._record(event) == "seen":
             return
-        if message.attachments and self._attachments_dir is not None:
-            if allowlist_matches(self._allowed_users, event):
-                notes = await save_attachments(
-                    message.attachments, self._attachments_dir, self._max_attachment_bytes
-                )
-                event = _with_media(event, notes)
+        if self._may_save_files(event):
+            assert self._attachments_dir is not None
+            notes = await save_attachments(
+                message.attachments, self._attachments_dir, self._max_attachment_bytes
+            )
+            event = _with_media(event, notes)
         self._spawn(event)
 
     async def on_interaction(self, interaction: Any) -> None:
@@ -359,8 +357,19 @@ class DiscordAdapter(PlatformAdapter):
         if self._record(event) != "seen":
             self._spawn(event)
 
-    def _bot_thread(self, channel: Any) -> bool:
-        return getattr(channel, "owner_id", None) == self.bot_id and self.bot_id is not None
+    def _needs_mention(self, message: Any) -> bool:
+        """Guild channels need a mention or a reply, except threads the bot started."""
+        if message.guild is None or not self._require_mention:
+            return False
+        return getattr(message.channel, "owner_id", None) != self.bot_id
+
+    def _may_save_files(self, event: MessageEvent) -> bool:
+        """Files reach the workdir only from users on this platform's allowlist: anyone
+        in a guild could otherwise write files next to the owner's work."""
+        raw = event.raw
+        if not getattr(raw, "attachments", None) or self._attachments_dir is None:
+            return False
+        return allowlist_matches(self._allowed_users, event)
 
     def _record(self, event: MessageEvent) -> str:
         record = getattr(self._sink, "record_inbound", None)
