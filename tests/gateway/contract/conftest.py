@@ -21,6 +21,7 @@ from herald.testing.fake_llm import FakeLLMServer
 HARNESSES: dict[str, tuple[str, str, str]] = {
     "telegram": ("telegram_harness", "TelegramHarness", "telegram"),
     "discord": ("discord_harness", "DiscordHarness", "discord"),
+    "slack": ("slack_harness", "SlackHarness", "slack_bolt"),
 }
 
 StartGateway = Callable[..., Awaitable[Gateway]]

@@ -24,6 +24,7 @@ class PostedMessage:
     blocks: list[dict[str, Any]] = field(default_factory=list)
     thread_ts: str | None = None
     ephemeral_user: str | None = None
+    metadata: dict[str, Any] | None = None  # chat.postMessage's message metadata
 
     def buttons(self) -> list[dict[str, Any]]:
         return [

@@ -88,7 +88,7 @@ class FakeWebApi:
             else:
                 form = await request.post()
                 args.update({k: v for k, v in form.items() if isinstance(v, str)})
-        for key in ("blocks", "files", "attachments"):
+        for key in ("blocks", "files", "attachments", "metadata"):
             if isinstance(args.get(key), str):
                 args[key] = json.loads(args[key])
         return args
@@ -186,7 +186,11 @@ class FakeWebApi:
             if thread_ts:
                 message["thread_ts"] = thread_ts
             w.messages[(channel, ts)] = message
-            w.posted.append(PostedMessage(channel, ts, text, blocks, thread_ts, ephemeral_user))
+            w.posted.append(
+                PostedMessage(
+                    channel, ts, text, blocks, thread_ts, ephemeral_user, args.get("metadata")
+                )
+            )
             w.changed()
         return {"channel": channel, "ts": ts, "message": message}
 
