@@ -378,16 +378,18 @@ class SlackAdapter(PlatformAdapter):
         if not message.text and not message.media:
             return
         files = event.get("files") or []
-        if files and self._attachments_dir is not None:
-            if allowlist_matches(self._allowed_users, message):
-                notes = await save_files(
-                    files,
-                    self._attachments_dir,
-                    self._max_attachment_bytes,
-                    self._secrets.bot_token,
-                )
-                message = replace(message, media=notes)
+        if files and self._may_save_files(message):
+            assert self._attachments_dir is not None
+            notes = await save_files(
+                files, self._attachments_dir, self._max_attachment_bytes, self._secrets.bot_token
+            )
+            message = replace(message, media=notes)
         self._spawn(message)
+
+    def _may_save_files(self, event: MessageEvent) -> bool:
+        """Files reach the workdir only from users on this platform's allowlist: anyone
+        in the workspace could otherwise write files next to the owner's work."""
+        return self._attachments_dir is not None and allowlist_matches(self._allowed_users, event)
 
     async def _on_action(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
