@@ -84,6 +84,27 @@ def test_reconnecting_shows_until_traffic_resumes_and_restarts_are_counted() -> 
     assert health.assess().restarts_last_hour == 0
 
 
+def test_an_outage_is_timed_from_its_start_and_names_the_last_error() -> None:
+    clock = Clock()
+    health = recorder(Rhythm.long_poll(25, 15), clock)
+    health.received()
+    clock.now += 41
+    assert health.assess().since == clock.now
+    started = clock.now
+    health.error("getUpdates failed: Bad Gateway")
+    clock.now += 1
+    health.restarted()
+    assert health.assess().state == "reconnecting"
+    clock.now += 41
+    verdict = health.assess()
+    assert verdict.state == "down" and verdict.since == started  # one outage, not two
+    clock.now += 1
+    health.error("getUpdates failed: Bad Gateway")
+    assert health.assess().reason.endswith("last error: getUpdates failed: Bad Gateway")
+    health.received()
+    assert health.assess().since == clock.now
+
+
 def test_a_served_entrance_is_never_down_for_silence() -> None:
     clock = Clock()
     health = recorder(Rhythm.served(), clock)

@@ -42,6 +42,10 @@ ROWS: list[tuple[str, str, str]] = [
     ("herald config set terminal.backend local", H, POSTURE),
     ("herald config set budget.turn_usd 1000", H, POSTURE),
     ("herald config set gateway.platforms.telegram.allowed_users '[\"*\"]'", H, POSTURE),
+    # where the owner's outage notices go, and whether a dead platform is restarted
+    ("herald config set gateway.home_channel telegram:666", H, POSTURE),
+    ("herald config set gateway.watchdog.enabled false", H, POSTURE),
+    ("herald config set gateway.down_notice_after 99999999", H, POSTURE),
     ("herald config set toolsets.enabled '[\"all\"]'", H, POSTURE),
     ("herald config set model.base_url http://attacker.example", H, POSTURE),
     ("herald config set $KEY off", H, POSTURE),

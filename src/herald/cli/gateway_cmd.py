@@ -81,24 +81,85 @@ def run(ctx: typer.Context) -> None:
 
 
 @app.command("status")
-def status(ctx: typer.Context) -> None:
-    """Whether the gateway runs, since when, on which platforms."""
+def status(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="the whole status as JSON")] = False,
+) -> None:
+    """Whether the gateway runs, and each platform's state: ok, degraded, reconnecting
+    or down (with the reason), last receive and send, restarts in the last hour and
+    replies not yet delivered. Exit code 1 when the gateway is not running, 3 when a
+    platform is down."""
+    import time
+    from dataclasses import asdict
+
+    from herald.cli.tables import Column, print_json, print_table
     from herald.gateway.lifecycle import gateway_status
 
     info = gateway_status(load(ctx).home)
+    down = any(h.get("state") == "down" for h in info.health)
+    if as_json:
+        print_json(asdict(info))
+        raise typer.Exit(1 if not info.running else 3 if down else 0)
     if not info.running:
         write_stdout(f"stopped{': ' + info.detail if info.detail else ''}\n")
         raise typer.Exit(1)
+    now = time.time()
     since = (
         datetime.fromtimestamp(info.started_at).strftime("%Y-%m-%d %H:%M")
         if info.started_at
         else "-"
     )
     write_stdout(
-        f"{info.state} (pid {info.pid}) since {since}\n"
-        f"platforms: {', '.join(info.platforms) or 'none'}\n"
-        f"running turns: {info.running_turns}\n"
+        f"{info.state} (pid {info.pid}) since {since}; running turns: {info.running_turns}\n"
     )
+    if not info.health:
+        write_stdout(f"platforms: {', '.join(info.platforms) or 'none'}\n")
+        return
+    columns = [
+        Column("platform"),
+        Column("state"),
+        Column("for"),
+        Column("received"),
+        Column("sent"),
+        Column("restarts/1h"),
+        Column("undelivered"),
+        Column("reason", flex=True, fold=True),
+    ]
+    rows = [
+        [
+            h["platform"],
+            h["state"],
+            _ago(h.get("since"), now, suffix=""),
+            _ago(h.get("last_receive"), now),
+            _ago(h.get("last_send"), now),
+            h.get("restarts_last_hour", 0),
+            h.get("undelivered", 0),
+            h.get("reason") or "",
+        ]
+        for h in info.health
+    ]
+    print_table(columns, rows)
+    if info.transitions:
+        write_stdout("\nrecent changes:\n")
+        for t in info.transitions[-10:]:
+            at = datetime.fromtimestamp(t["at"]).strftime("%H:%M:%S")
+            reason = f" ({t['reason']})" if t.get("reason") else ""
+            write_stdout(f"  {at} {t['platform']}: {t['from']} → {t['to']}{reason}\n")
+    if down:
+        raise typer.Exit(3)
+
+
+def _ago(moment: float | None, now: float, suffix: str = " ago") -> str:
+    if not moment:
+        return "never" if suffix else "-"
+    seconds = max(0, int(now - moment))
+    if seconds < 120:
+        text = f"{seconds} s"
+    elif seconds < 7200:
+        text = f"{seconds // 60} min"
+    else:
+        text = f"{seconds // 3600} h"
+    return text + suffix
 
 
 @app.command("stop")

@@ -8,6 +8,12 @@ keeps waiting on the same attempt (its success is recorded whenever it arrives) 
 only sends again after an attempt came back failed and the ledger still shows the
 part unsent. A permanent failure (chat deleted, bot removed) marks the target dead;
 later deliveries to it are skipped until the chat writes to us again.
+
+With an outbox (`herald.state.gateway_liveness.Outbox`), the whole text of each reply
+is recorded before its first part is sent and settled after (delivered, dead, or
+failed with the time of the next try), so the watchdog retries what could not be sent
+— after a platform outage or a restart — with backoff. Every send is also reported to
+the adapter's health recorder (a landed send; a failure that is not the chat's fault).
 """
 
 from __future__ import annotations
@@ -91,14 +97,17 @@ class Deliverer:
         if self.outbox is not None and not buttons:
             # Owed from now on: a failure below leaves it for the retry loop. (Approval
             # prompts are not: their buttons mean nothing once the turn has moved on.)
-            self.outbox.owe(
-                key,
-                platform=target.platform,
-                chat_id=target.chat_id,
-                thread_id=target.thread_id,
-                reply_to=target.reply_to,
-                text=redact(text),
-            )
+            try:
+                self.outbox.owe(
+                    key,
+                    platform=target.platform,
+                    chat_id=target.chat_id,
+                    thread_id=target.thread_id,
+                    reply_to=target.reply_to,
+                    text=redact(text),
+                )
+            except Exception as exc:  # the store is closing: deliver once, without a retry
+                log.warning("could not record %s in the outbox: %s", key, exc)
         if self.is_dead(target):
             log.info(
                 "not delivering %s: %s chat %s is marked dead", key, target.platform, target.chat_id

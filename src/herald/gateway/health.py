@@ -83,7 +83,7 @@ class PlatformHealth:
     consecutive_errors: int = 0
     reconnects: int = 0
     restarts_last_hour: int = 0
-    since: float | None = None  # when it entered this state
+    since: float | None = None  # when it entered this state (down/reconnecting: the outage)
     undelivered: int = 0  # filled in by whoever reads the delivery ledger
 
     def to_dict(self) -> dict[str, object]:
@@ -163,13 +163,15 @@ class HealthRecorder:
     # ---- what the gateway reports -------------------------------------------------------------
 
     def restarted(self) -> None:
-        """The watchdog restarted the adapter: its silence clock starts again."""
+        """The watchdog restarted the adapter: the new link has not failed yet, and its
+        silence clock starts again (the next verdict is about the new link)."""
         with self._lock:
             r = self._record
             now = self.clock()
             r.restarts.append(now)
             r.started_at = now
-            r.reconnecting = None
+            r.consecutive_errors = 0
+            r.reconnecting = "restarted; waiting for traffic"  # until something arrives
             r.stopped = False
 
     def connected(self) -> None:
@@ -204,10 +206,10 @@ class HealthRecorder:
                 state, reason = "stopped", "disconnected"
             elif limit is not None and now - alive > limit:
                 heard = "nothing received" if r.last_receive is None else "no traffic"
-                state, reason = (
-                    "down",
-                    f"{heard} for {now - alive:.0f} s ({self.rhythm.describe()})",
-                )
+                reason = f"{heard} for {now - alive:.0f} s ({self.rhythm.describe()})"
+                if r.last_error and r.last_error_at and r.last_error_at >= alive:
+                    reason += f"; last error: {r.last_error}"
+                state = "down"
             elif r.consecutive_errors >= self.down_after_errors:
                 state, reason = "down", f"{r.consecutive_errors} errors in a row: {r.last_error}"
             elif r.reconnecting is not None:
@@ -218,8 +220,9 @@ class HealthRecorder:
                 state, reason = "starting", "waiting for the first receive"
             else:
                 state, reason = "ok", ""
-            if state != self._state:
-                self._state, self._since = state, now
+            if _kind(state) != _kind(self._state):  # down ↔ reconnecting: one outage
+                self._since = now
+            self._state = state
             return PlatformHealth(
                 platform=self.platform,
                 state=state,
@@ -235,6 +238,10 @@ class HealthRecorder:
                 restarts_last_hour=len(r.restarts),
                 since=self._since,
             )
+
+
+def _kind(state: HealthState) -> str:
+    return "broken" if state in ("down", "reconnecting") else state
 
 
 def _short(reason: str) -> str:

@@ -36,11 +36,13 @@ if TYPE_CHECKING:
     from herald.config import HeraldHome, Settings
     from herald.gateway.contracts import PlatformAdapter
     from herald.gateway.runner import GatewayRunner
+    from herald.gateway.watchdog import Watchdog
 
 log = logging.getLogger(__name__)
 
 STATUS_EVERY = 5.0
 SWEEP_EVERY = 60.0
+LEDGER_DAYS = 7
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -236,12 +238,14 @@ async def serve(
     connected: list[PlatformAdapter] = []
     for adapter in adapters:
         runner.adapters[adapter.name] = adapter
+        adapter.health.down_after_errors = config.watchdog.down_after_errors
         try:
             await adapter.connect(runner)
             connected.append(adapter)
             log.info("platform %s connected", adapter.name)
         except Exception as exc:
             log.error("platform %s could not connect: %s", adapter.name, exc)
+            adapter.health.error(f"could not connect: {exc}")
     if adapters and not connected:
         status.state, status.running, status.detail = "stopped", False, "no platform could start"
         files.write_status(status)
@@ -257,17 +261,22 @@ async def serve(
         )
         allowed = config.auto_resume and guard.check_and_record()
         await resume_turns(runner, allowed=allowed, looped=config.auto_resume)
-    chores = asyncio.ensure_future(_chores(runner, files, status))
+    from herald.gateway.watchdog import Watchdog
+
+    watchdog = Watchdog(runner, config)
+    runner.health_report = watchdog.report
+    chores = asyncio.ensure_future(_chores(runner, watchdog, files, status))
     crons = _start_crons(runner)
     await stop.wait()
     for cron in crons:
         await cron.stop()
+    chores.cancel()
+    await watchdog.stop()
     log.info("stopping: draining running turns (up to %.0f s)", config.drain_seconds)
     status.state = "draining"
     files.write_status(status)
     await runner.drain(config.drain_seconds, force=force)
-    chores.cancel()
-    for adapter in connected:
+    for adapter in runner.adapters.values():
         try:
             await adapter.disconnect()
         except Exception as exc:
@@ -318,14 +327,30 @@ def _start_crons(runner: GatewayRunner) -> list[Any]:
     return started
 
 
-async def _chores(runner: GatewayRunner, files: RunFiles, status: GatewayStatus) -> None:
+async def _chores(
+    runner: GatewayRunner, watchdog: Watchdog, files: RunFiles, status: GatewayStatus
+) -> None:
+    """The watchdog's pass and the status file, every `watchdog.check_every` seconds
+    (at most STATUS_EVERY), and the agent cache sweep."""
     last_sweep = time.monotonic()
+    every = min(STATUS_EVERY, runner.config.watchdog.check_every)
     while True:
-        await asyncio.sleep(STATUS_EVERY)
+        await asyncio.sleep(every)
+        try:
+            watchdog.check()
+            report = watchdog.report()
+            status.health, status.transitions = report["platforms"], report["transitions"]
+        except Exception:  # the watchdog must outlive whatever it watches
+            log.exception("the gateway watchdog's check failed")
         status.running_turns = runner.running_turns
         files.write_status(status)
         if time.monotonic() - last_sweep >= SWEEP_EVERY:
             runner.cache.evict()
+            try:  # answered events and settled replies are kept a week, then forgotten
+                runner.inbound.prune(time.time() - LEDGER_DAYS * 86400)
+                runner.outbox.prune(time.time() - LEDGER_DAYS * 86400)
+            except Exception as exc:
+                log.warning("pruning the inbound ledger and the outbox failed: %s", exc)
             last_sweep = time.monotonic()
 
 

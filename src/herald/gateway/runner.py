@@ -150,6 +150,9 @@ class GatewayRunner:
         self._recent: OrderedDict[str, None] = OrderedDict()
         self.accepting = True
         self.draining = False
+        # Set by the lifecycle to its watchdog's report (platform states, transitions),
+        # for entrances that show it (the web dashboard).
+        self.health_report: Callable[[], dict[str, Any]] | None = None
 
     # ---- profiles and stores --------------------------------------------------------------
 

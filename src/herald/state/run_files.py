@@ -10,7 +10,7 @@ import logging
 import os
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from herald.config.shared_file import atomic_write
 from herald.environments.processes import pid_alive
@@ -31,6 +31,10 @@ class GatewayStatus:
     platforms: list[str] = field(default_factory=list)
     running_turns: int = 0
     detail: str = ""
+    # Per platform (herald.gateway.health.PlatformHealth as a dict): state, reason, last
+    # receive/send, restarts in the last hour, undelivered replies.
+    health: list[dict[str, Any]] = field(default_factory=list)
+    transitions: list[dict[str, Any]] = field(default_factory=list)  # newest last
 
 
 class RunFiles:

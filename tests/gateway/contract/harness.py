@@ -110,6 +110,27 @@ class PlatformHarness(ABC):
     def fail_sends(self, times: int) -> None:
         """The next `times` message sends are refused with a server error (5xx)."""
 
+    # ---- fault modes (the liveness suite) ----------------------------------------------------
+
+    def liveness_config(self) -> dict[str, Any]:
+        """Extra ``gateway.platforms.<name>`` settings that make the platform's rhythm
+        short enough for the liveness tests (a 1 s long poll, a fast heartbeat)."""
+        return {}
+
+    @abstractmethod
+    def silence(self, on: bool) -> None:
+        """The link stays open but carries nothing: long polls never answer, or the
+        websocket stops acknowledging heartbeats and dispatching events. Off: it works
+        again (whatever hung is cut)."""
+
+    @abstractmethod
+    def drop_connections_every(self, seconds: float | None) -> None:
+        """The server cuts the receiving connection every `seconds` (None: stops)."""
+
+    @abstractmethod
+    def storm(self, on: bool) -> None:
+        """Every API call answers a 5xx while on."""
+
     # ---- what the bot did -------------------------------------------------------------------
 
     @abstractmethod

@@ -85,6 +85,21 @@ class TelegramHarness(PlatformHarness):
     def fail_sends(self, times: int) -> None:
         self.server.fail_next("sendMessage", 502, "Bad Gateway", times=times)
 
+    def liveness_config(self) -> dict[str, Any]:
+        return {"poll_timeout": 1}
+
+    def silence(self, on: bool) -> None:
+        self.server.silence_polls(on)
+
+    def drop_connections_every(self, seconds: float | None) -> None:
+        self.server.drop_connections_every(seconds)
+
+    def storm(self, on: bool) -> None:
+        if on:
+            self.server.error_storm(502, "Bad Gateway")
+        else:
+            self.server.end_storm()
+
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         chat = OWNER if where == "dm" else FORUM
         return [

@@ -4,7 +4,6 @@ against its fake server, and the fake model. One run per platform in `HARNESSES`
 
 from __future__ import annotations
 
-import pytest
 from harness import LONG_REPLY, PlatformHarness, model_user_texts
 
 from conftest import StartGateway
@@ -130,7 +129,6 @@ async def test_an_event_replayed_after_a_restart_mid_turn_is_not_run_again(
     assert len(asked) == 1, asked
 
 
-@pytest.mark.xfail(reason="the outbox retry loop lands with the watchdog", strict=True)
 async def test_a_reply_whose_send_failed_is_retried_from_the_ledger(
     harness: PlatformHarness, gateway: StartGateway
 ) -> None:

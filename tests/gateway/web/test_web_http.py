@@ -3,6 +3,7 @@ chat's event stream (with resume after a reconnect), uploads, dashboard and memo
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -195,6 +196,33 @@ async def test_dashboard_counts_the_turn_and_memory_edits_use_the_memory_checks(
         headers={"X-CSRF-Token": csrf},
     )
     assert hostile.status_code == 400
+
+
+async def test_the_dashboard_shows_each_platform_state_redacted(web) -> None:
+    from herald.gateway.watchdog import Watchdog
+    from herald.safety import clear_secret_values, register_secret_values
+
+    adapter, token, client = web
+    runner = adapter._sink
+    await login(client, token)
+    board = (await client.get("/api/dashboard")).json()
+    assert board["gateway"] == {"platforms": [], "transitions": []}  # no watchdog yet
+
+    runner.config.watchdog.enabled = False  # report only: no restart of this very server
+    watchdog = Watchdog(runner, runner.config)
+    runner.health_report = watchdog.report
+    register_secret_values(["tok-9f8e7d6c5b4a39281706"])
+    try:
+        for _ in range(runner.config.watchdog.down_after_errors):
+            adapter.health.error("refused with tok-9f8e7d6c5b4a39281706")
+        watchdog.check()
+        board = (await client.get("/api/dashboard")).json()
+    finally:
+        clear_secret_values()
+    (web_platform,) = board["gateway"]["platforms"]
+    assert web_platform["platform"] == "web" and web_platform["state"] == "down"
+    assert "tok-9f8e7d6c5b4a39281706" not in json.dumps(board)
+    assert [(t["to"]) for t in board["gateway"]["transitions"]] == ["down"]
 
 
 @pytest.mark.parametrize("web", [{"base_path": "/herald"}], indirect=True)

@@ -121,7 +121,16 @@ class FakeTelegramRequestHandler(BaseHTTPRequestHandler):
         try:
             if fault is not None:
                 raise fault.error()
-            result = owner.api.call(method, params)
+            if method.lower() == "getupdates":
+                with state.cond:
+                    state.polling.add(self.connection)
+                try:
+                    result = owner.api.call(method, params)
+                finally:
+                    with state.cond:
+                        state.polling.discard(self.connection)
+            else:
+                result = owner.api.call(method, params)
         except DropConnection:
             owner.record(ApiCall(method, params, "connection dropped", time.time()))
             self._drop()

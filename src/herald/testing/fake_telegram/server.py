@@ -11,6 +11,8 @@ stay open but silent (`silence_polls`), connections cut every few seconds
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import threading
 from types import TracebackType
 from typing import Any
@@ -274,13 +276,19 @@ class FakeTelegramServer:
         with self.state.cond:
             return self.state.storm_hits
 
-    def drop_connections(self) -> None:
-        """Cut every open connection now (a server or proxy resetting them)."""
-        if self._httpd is not None:
-            self._httpd.cut_connections()
+    def drop_polls(self) -> int:
+        """Cut the connections of the long polls waiting now (a proxy resetting idle
+        connections); sends are left alone, so a cut never leaves a message half-sent.
+        Returns how many were cut."""
+        with self.state.cond:
+            polling = list(self.state.polling)
+        for connection in polling:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        return len(polling)
 
     def drop_connections_every(self, seconds: float | None) -> None:
-        """Cut every open connection every `seconds` from now on (None: stop doing it)."""
+        """`drop_polls` every `seconds` from now on (None: stop doing it)."""
         with self.state.cond:
             self._dropper_epoch += 1
             epoch = self._dropper_epoch
@@ -295,8 +303,7 @@ class FakeTelegramServer:
                     )
                     if self._dropper_epoch != epoch or self.state.stopping:
                         return
-                    self.drops += 1
-                self.drop_connections()
+                self.drops += self.drop_polls()
 
         threading.Thread(target=run, name="fake-telegram:dropper", daemon=True).start()
 

@@ -65,6 +65,7 @@ class FakeTelegramState:
         self.storm_hits = 0
         self.replays: list[dict[str, Any]] = []
         self.history: dict[int, dict[str, Any]] = {}  # every update ever queued
+        self.polling: set[Any] = set()  # the sockets of long polls being answered
         self._update_ids = itertools.count(100_001)
         self._callback_ids = itertools.count(7_000_000_001)
         self._message_ids: dict[int, itertools.count[int]] = {}

@@ -460,7 +460,8 @@ class TelegramAdapter(PlatformAdapter):
         if isinstance(error, Conflict):
             reason = "another process is polling with this bot token"
         else:
-            reason = f"getUpdates failed: {getattr(error, 'message', None) or error!r}"
+            detail = getattr(error, "message", None) or repr(error)
+            reason = f"getUpdates failed: {detail}"
         self.health.error(reason)
         log.warning("telegram: %s; retrying", reason)
 

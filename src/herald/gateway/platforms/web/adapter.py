@@ -114,6 +114,20 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
         """The profile the web chat's sessions belong to (the runner's default)."""
         return getattr(self._sink, "default_profile", "default")
 
+    def platform_health(self) -> dict[str, Any]:
+        """The gateway's platforms (state, reason, traffic, restarts, undelivered) and
+        recent transitions, as the watchdog reports them; empty outside a gateway."""
+        report = getattr(self._sink, "health_report", None)
+        if not callable(report):
+            return {"platforms": [], "transitions": []}
+        data = report()
+        for item in data.get("platforms", []):  # reasons quote platform errors
+            item["reason"] = self.redact(str(item.get("reason") or ""))
+            item["last_error"] = self.redact(str(item.get("last_error") or ""))
+        for item in data.get("transitions", []):
+            item["reason"] = self.redact(str(item.get("reason") or ""))
+        return data
+
     # ---- capabilities ---------------------------------------------------------------------
 
     def max_message_length(self, chat_id: str) -> int:

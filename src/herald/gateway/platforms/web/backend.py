@@ -8,7 +8,7 @@ protocol, so they never import the adapter that imports them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from herald.config.schema_gateway import WebPlatformConfig
@@ -37,3 +37,7 @@ class WebBackend(Protocol):
     def redact(self, text: str) -> str: ...
 
     def submit(self, chat_id: str, text: str) -> str: ...
+
+    def platform_health(self) -> dict[str, Any]:
+        """The gateway's platforms and their recent transitions (the watchdog's report)."""
+        ...

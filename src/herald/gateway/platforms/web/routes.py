@@ -190,6 +190,7 @@ def add_data_routes(app: FastAPI, adapter: WebBackend, base: str) -> None:
                 r.to_dict() for r in store.report(reports.usage_by, "source", since=since)
             ],
             "sessions_by_source": store.report(reports.sessions_by_source),
+            "gateway": adapter.platform_health(),
         }
 
     add_memory_routes(app, adapter, api)

@@ -327,8 +327,33 @@
     node.append(head);
     rows.forEach((cells) => { const tr = el("tr"); cells.forEach((c) => tr.append(el("td", null, String(c)))); node.append(tr); });
   }
+  function ago(moment, suffix) {
+    if (!moment) return suffix === undefined ? "never" : "-";
+    const s = Math.max(0, Math.round(Date.now() / 1000 - moment));
+    const text = s < 120 ? s + " s" : s < 7200 ? Math.floor(s / 60) + " min" : Math.floor(s / 3600) + " h";
+    return text + (suffix === undefined ? " ago" : suffix);
+  }
+  function gatewayHealth(report) {
+    const node = $("dash-gateway");
+    const platforms = (report && report.platforms) || [];
+    node.replaceChildren();
+    if (!platforms.length) { node.append(el("caption", "muted", "No platform status (the gateway reports it while it runs).")); }
+    else {
+      table(node, ["platform", "state", "for", "last receive", "last send", "restarts (1 h)", "undelivered", "reason"],
+        platforms.map((p) => [p.platform, p.state, ago(p.since, ""), ago(p.last_receive), ago(p.last_send),
+          p.restarts_last_hour, p.undelivered, p.reason || ""]));
+      node.querySelectorAll("tr").forEach((tr, i) => { if (i > 0) tr.dataset.state = platforms[i - 1].state; });
+    }
+    const list = $("dash-transitions");
+    list.replaceChildren();
+    ((report && report.transitions) || []).slice(-8).reverse().forEach((t) => {
+      const when = new Date(t.at * 1000).toLocaleTimeString();
+      list.append(el("li", null, when + "  " + t.platform + ": " + t.from + " → " + t.to + (t.reason ? " (" + t.reason + ")" : "")));
+    });
+  }
   async function loadDashboard() {
     const data = await api("/api/dashboard?days=" + $("dash-days").value);
+    gatewayHealth(data.gateway);
     const t = data.total;
     const cards = $("dash-cards");
     cards.replaceChildren();
