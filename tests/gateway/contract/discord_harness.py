@@ -86,6 +86,20 @@ class DiscordHarness(PlatformHarness):
         # 503: discord.py retries 500/502/504 itself, so this one reaches Herald.
         self.server.fail_next("POST", "/messages", status=503, times=times)
 
+    def liveness_config(self) -> dict[str, Any]:
+        # Later than the watchdog (a 0.25 s heartbeat + 1 s slack), as in production
+        # (60 s against 41 s + 15 s): the watchdog is what this suite watches.
+        return {"heartbeat_timeout": 5.0}
+
+    def silence(self, on: bool) -> None:
+        self.server.go_silent(on)
+
+    def drop_connections_every(self, seconds: float | None) -> None:
+        self.server.drop_every(seconds)
+
+    def storm(self, on: bool) -> None:
+        self.server.storm(503 if on else None)
+
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         channel = self._channel(self.owner, where, thread)
         return [_sent(m, thread) for m in self.server.sent_messages(channel)]

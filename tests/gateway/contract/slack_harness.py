@@ -24,6 +24,7 @@ class SlackHarness(PlatformHarness):
 
     def start(self) -> None:
         self.server.start()
+        self.server.retry_unacked_after(3.0)  # Slack retries an event nobody acknowledged
 
     def stop(self) -> None:
         self.server.stop()
@@ -90,6 +91,18 @@ class SlackHarness(PlatformHarness):
 
     def fail_sends(self, times: int) -> None:
         self.server.fail_next("chat.postMessage", status=503, times=times)
+
+    def liveness_config(self) -> dict[str, Any]:
+        return {"ping_interval": 0.5}
+
+    def silence(self, on: bool) -> None:
+        self.server.go_silent(on)
+
+    def drop_connections_every(self, seconds: float | None) -> None:
+        self.server.drop_every(seconds)
+
+    def storm(self, on: bool) -> None:
+        self.server.storm(502 if on else None)
 
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         channel = self._channel(self.owner, where)

@@ -109,10 +109,9 @@ async def test_a_5xx_storm_degrades_then_downs_and_everything_is_answered_once(
     try:
         harness.say(harness.owner, "please WORD-storm")
         await until(lambda: platform_status(running, harness.name)["state"] == "down", "down")
-        assert (
-            "502" in platform_status(running, harness.name)["reason"]
-            or "Bad Gateway" in (platform_status(running, harness.name)["reason"])
-        )
+        reason = platform_status(running, harness.name)["reason"]
+        # Discord's storm is 503s: discord.py retries 500/502/504 by itself first.
+        assert any(code in reason for code in ("502", "503", "Bad Gateway")), reason
     finally:
         harness.storm(False)
     await harness.wait_for(lambda s: s.text == "echo WORD-storm", "the answer", timeout=60)

@@ -57,9 +57,9 @@ class FakeGateway:
             self.world.changed()
         session: GatewaySession | None = None
         try:
-            await self._send(
-                ws, {"op": OP_HELLO, "d": {"heartbeat_interval": self.heartbeat_interval_ms}}
-            )
+            if not self.silent:  # a silent server says nothing at all, not even hello
+                hello = {"heartbeat_interval": self.heartbeat_interval_ms}
+                await self._send(ws, {"op": OP_HELLO, "d": hello})
             async for msg in ws:
                 if msg.type is not WSMsgType.TEXT:
                     continue
@@ -145,6 +145,8 @@ class FakeGateway:
             after = int(data.get("seq") or 0)
             missed = [e for e in session.events if e["s"] > after]
             self.world.changed()
+        if self.silent:
+            return session  # the replay waits for the next resume after the silence
         for event in missed:
             await self._send(ws, event)
         await self.dispatch_now("RESUMED", {})

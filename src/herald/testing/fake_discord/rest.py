@@ -85,7 +85,7 @@ class FakeRest:
                     "global": fault.is_global,
                 }
                 return _json(answer, status=429, headers=headers)
-            return _error(fault.status, 0, "fake fault")
+            return _error(fault.status, 0, f"{fault.status}: the fake server's scripted failure")
         # Interaction callbacks and followups carry their own token in the path.
         by_interaction_token = path.startswith(("/interactions/", "/webhooks/"))
         if not by_interaction_token and request.headers.get("Authorization") != (

@@ -242,8 +242,18 @@ class FakeDiscordServer:
         self._server.call(lambda: setattr(self.gateway, "acks", True))
 
     def go_silent(self, silent: bool = True) -> None:
-        """The socket stays open and nothing at all comes down it (events are kept)."""
+        """The socket stays open and nothing at all comes down it (events are kept).
+        Ending the silence cuts the hung connections, so the client resumes and gets
+        what it missed."""
         self._server.call(lambda: setattr(self.gateway, "silent", silent))
+        if not silent:
+            self.drop_connections()
+
+    def storm(self, status: int | None = 503) -> None:
+        """Every REST call answers `status` until `storm(None)` (503: discord.py
+        retries 500/502/504 itself, a 503 reaches the bot at once)."""
+        with self.world.cond:
+            self.world.storm = status
 
     def drop_connections(self, code: int | None = None) -> int:
         return asyncio.run_coroutine_threadsafe(

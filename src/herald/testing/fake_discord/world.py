@@ -53,6 +53,7 @@ class DiscordWorld:
         self.commands: list[dict[str, Any]] = []
         self.calls: list[ApiCall] = []
         self.faults: list[Fault] = []
+        self.storm: int | None = None  # every REST call answers this status while set
         self.gateway = GatewayCounters()
 
     # ---- ids and JSON -------------------------------------------------------------------------
@@ -253,6 +254,8 @@ class DiscordWorld:
 
     def take_fault(self, method: str, path: str) -> Fault | None:
         with self.cond:
+            if self.storm is not None:
+                return Fault("*", status=self.storm)
             for fault in self.faults:
                 if fault.matches(method, path):
                     fault.times -= 1

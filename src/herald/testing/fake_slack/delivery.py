@@ -57,7 +57,8 @@ class FakeDelivery:
             "connection_info": {"app_id": self.world.app_id},
         }
         try:
-            await ws.send_str(json.dumps(hello))
+            if not self.silent:  # a silent server says nothing at all, not even hello
+                await ws.send_str(json.dumps(hello))
             await self.flush()
             async for msg in ws:
                 if msg.type is WSMsgType.PING:

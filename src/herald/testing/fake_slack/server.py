@@ -199,6 +199,11 @@ class FakeSlackServer:
         if not silent:
             self._server.submit(self.delivery.flush())
 
+    def storm(self, status: int | None = 502) -> None:
+        """Every Web API call answers `status` until `storm(None)`."""
+        with self.world.cond:
+            self.world.storm = status
+
     def drop_connections(self) -> int:
         return asyncio.run_coroutine_threadsafe(self.delivery.drop_all(), self._server.loop).result(
             10

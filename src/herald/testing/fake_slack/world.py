@@ -48,6 +48,7 @@ class SlackWorld:
         self.envelopes: list[Envelope] = []
         self.calls: list[ApiCall] = []
         self.faults: list[Fault] = []
+        self.storm: int | None = None  # every Web API call answers this status while set
         self.counters = SocketCounters()
 
     # ---- ids -------------------------------------------------------------------------------------
@@ -219,6 +220,8 @@ class SlackWorld:
 
     def take_fault(self, method: str) -> Fault | None:
         with self.cond:
+            if self.storm is not None:
+                return Fault(method, status=self.storm)
             for fault in self.faults:
                 if fault.method == method:
                     fault.times -= 1

@@ -191,9 +191,24 @@ class DiscordAdapter(PlatformAdapter):
             self.health.stopped()
 
     async def reconnect(self, sink: EventSink) -> None:
-        """A new client and gateway session; turns in flight keep replying (through the
-        new client once it is up). The old client is closed after the swap."""
+        """Get a live link back without losing events: while the client runs, its
+        websocket is closed as resumable (4000), so the library RESUMEs the session and
+        Discord replays what was missed; a new session would not get those. Only a
+        client that stopped is replaced by a new one (turns in flight reply through it)."""
         self._sink = sink
+        client, runner = self._client, self._runner
+        if (
+            client is not None
+            and runner is not None
+            and not runner.done()
+            and not client.is_closed()
+        ):
+            self.health.reconnecting("resuming the gateway session")
+            ws = client.ws
+            if ws is not None:
+                with contextlib.suppress(Exception):
+                    await ws.close(code=4000)
+            return
         self.health.reconnecting("opening a new gateway session")
         client, runner = await self._open()
         old_client, old_runner = self._client, self._runner

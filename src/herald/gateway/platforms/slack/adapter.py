@@ -104,6 +104,7 @@ class SlackAdapter(PlatformAdapter):
         self._socket: Any = None  # AsyncSocketModeHandler
         self._http: Any = None  # aiohttp AppRunner (http mode)
         self._pong_watch: asyncio.Task[None] | None = None
+        self._greeted: Any = None  # the socket session that last sent something
         self._sink: EventSink | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.bot_user_id: str | None = None
@@ -127,9 +128,8 @@ class SlackAdapter(PlatformAdapter):
         try:
             identity = await client.auth_test()
         except SlackApiError as error:
-            raise SlackConnectError(
-                f"Slack refused the bot token: {error.response.get('error')}"
-            ) from None
+            code = _error_code(error) or f"HTTP {error.response.status_code}"
+            raise SlackConnectError(f"Slack refused the bot token: {code}") from None
         except Exception as error:
             raise SlackConnectError(f"cannot reach Slack: {error!r}") from None
         self.bot_user_id = str(identity["user_id"])
@@ -239,6 +239,9 @@ class SlackAdapter(PlatformAdapter):
 
     async def _on_socket_message(self, message: Any) -> None:
         self.health.received()
+        handler = self._socket
+        if handler is not None:
+            self._greeted = handler.client.current_session  # this session talks
 
     async def _on_socket_close(self, message: Any) -> None:
         self.health.reconnecting("the Socket Mode connection closed; the SDK is reconnecting")
@@ -248,8 +251,11 @@ class SlackAdapter(PlatformAdapter):
         last = None
         while True:
             await asyncio.sleep(min(self._ping_interval, 1.0))
-            seen = handler.client.last_ping_pong_time
-            if seen is not None and seen != last:
+            client = handler.client
+            seen = client.last_ping_pong_time
+            # The SDK also stamps that time when a new session starts, pong or not; only
+            # a session that has spoken (hello at least) vouches for its pongs.
+            if seen is not None and seen != last and client.current_session is self._greeted:
                 last = seen
                 self.health.heartbeat_ack()
 
@@ -329,10 +335,9 @@ class SlackAdapter(PlatformAdapter):
     def _failed(self, what: str, error: Exception) -> SendResult:
         permanent = False
         if isinstance(error, SlackApiError):
-            code = str(error.response.get("error") or "")
-            status = getattr(error.response, "status_code", 0)
+            code = _error_code(error)
             permanent = code in PERMANENT_ERRORS
-            reason = f"Slack refused the {what}: {code or status}"
+            reason = f"Slack refused the {what}: {code or f'HTTP {error.response.status_code}'}"
         else:
             reason = f"the {what} did not reach Slack: {error!r}"
         if not permanent:
@@ -426,6 +431,12 @@ class SlackAdapter(PlatformAdapter):
             raise
         except Exception:
             log.exception("slack: dispatching a message from %s failed", event.chat_id)
+
+
+def _error_code(error: SlackApiError) -> str:
+    """Slack's error code; empty when the answer was not Slack's JSON (a proxy's 5xx)."""
+    data = error.response.data
+    return str(data.get("error") or "") if isinstance(data, dict) else ""
 
 
 def _delivery_id(body: dict[str, Any]) -> str | None:
