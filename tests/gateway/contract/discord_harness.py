@@ -25,6 +25,7 @@ class DiscordHarness(PlatformHarness):
         self.thread_a = str(self.server.add_thread(self.general, "thread a", OWNER))
         self.thread_b = str(self.server.add_thread(self.general, "thread b", OWNER))
         self._last_message: int | None = None
+        self.max_attachment_mb = 8.0
 
     def start(self) -> None:
         self.server.start()
@@ -39,6 +40,7 @@ class DiscordHarness(PlatformHarness):
             "api_base": self.server.api_base,
             "gateway_url": self.server.gateway_url,
             "allowed_users": [self.owner, self.member],
+            "max_attachment_mb": self.max_attachment_mb,
         }
 
     def env(self) -> dict[str, str]:

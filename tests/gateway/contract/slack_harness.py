@@ -21,6 +21,7 @@ class SlackHarness(PlatformHarness):
         self.thread_a = "1700000000.000101"
         self.thread_b = "1700000000.000202"
         self._last_event_id: str | None = None
+        self.extra_env: dict[str, str] = {}
 
     def start(self) -> None:
         self.server.start()
@@ -41,7 +42,11 @@ class SlackHarness(PlatformHarness):
         }
 
     def env(self) -> dict[str, str]:
-        return {"SLACK_BOT_TOKEN": self.server.bot_token, "SLACK_APP_TOKEN": self.server.app_token}
+        return {
+            "SLACK_BOT_TOKEN": self.server.bot_token,
+            "SLACK_APP_TOKEN": self.server.app_token,
+            **self.extra_env,
+        }
 
     def max_length(self) -> int:
         return 4000

@@ -183,10 +183,10 @@ class SlackAdapter(PlatformAdapter):
         await runner.setup()
         site = web.TCPSite(runner, self._host, self._port)
         await site.start()
-        server = site._server
-        if server is not None and server.sockets:
-            self.bound_port = int(server.sockets[0].getsockname()[1])
         self._http = runner
+        for address in runner.addresses:
+            self.bound_port = int(address[1])
+        log.info("slack: events at http://%s:%s%s", self._host, self.bound_port, self._path)
 
     async def disconnect(self) -> None:
         app = self._app
