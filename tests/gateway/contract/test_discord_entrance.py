@@ -102,3 +102,20 @@ async def test_a_hijacked_reply_pings_nobody(
         if c.method == "POST" and c.path.endswith("/messages") and c.body
     ]
     assert bodies and all(b.get("allowed_mentions") == {"parse": []} for b in bodies)
+
+
+async def test_a_running_turn_shows_typing_and_its_status_is_edited_in_place(
+    harness: DiscordHarness, gateway: StartGateway
+) -> None:
+    await gateway()
+    harness.say(harness.owner, "take it SLOW")
+    status = await harness.wait_for(lambda s: "sleep 30" in s.text, "the tool's status line")
+    dm = harness.server.dm_channel(int(harness.owner))
+    await harness.server.await_until(lambda: dm in harness.server.typing, 10, "typing")
+    harness.say(harness.owner, "/stop")
+    await harness.wait_for(lambda s: "Stopping" in s.text, "the /stop answer")
+    await harness.server.await_until(
+        lambda: any(e.message_id == int(status.ref) for e in harness.server.edits),
+        10,
+        "an edit of the status message",
+    )
