@@ -188,6 +188,8 @@ class TelegramAdapter(PlatformAdapter):
             return
         try:
             await self._stop_polling()
+            if self._retiring:  # clients replaced by reconnects, still closing
+                await asyncio.gather(*self._retiring, return_exceptions=True)
             await self._confirm_offset(app)
             if app.running:
                 await app.stop()
