@@ -42,7 +42,12 @@ def status_file(running: Gateway) -> dict[str, Any]:
 
 
 def platform_status(running: Gateway, name: str) -> dict[str, Any]:
-    return next(h for h in status_file(running)["health"] if h["platform"] == name)
+    # The status file lists platforms from the watchdog's first pass on, which may come
+    # after a platform already answered (Discord's connect waits for its guilds).
+    found = (h for h in status_file(running).get("health", []) if h["platform"] == name)
+    return next(
+        found, {"platform": name, "state": "unknown", "reason": "", "restarts_last_hour": 0}
+    )
 
 
 async def until(predicate: Any, what: str, timeout: float = 30.0) -> None:
