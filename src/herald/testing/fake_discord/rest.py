@@ -7,6 +7,7 @@ answer 5xx, 429 (with Discord's rate-limit headers and body) or cut the connecti
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -24,6 +25,7 @@ from herald.testing.fake_discord.records import (
 from herald.testing.fake_discord.world import DiscordWorld
 
 API = "/api/v10"
+STORM_LATENCY = 0.3  # an overloaded API answers its errors slowly, not at once
 
 
 def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -61,6 +63,8 @@ class FakeRest:
         path = "/" + request.match_info["tail"]
         body, files = await self._read_body(request)
         fault = self.world.take_fault(request.method, path)
+        if fault is not None and self.world.storm is not None:
+            await asyncio.sleep(STORM_LATENCY)
         if fault is not None:
             self.world.record(ApiCall(request.method, path, body, fault.status))
             if fault.drop:
