@@ -113,8 +113,115 @@ class TelegramDriver(SoakDriver):
         self.server.silence_polls(on)
 
 
-# name -> driver class; Discord and Slack add theirs here.
-DRIVERS: dict[str, type[SoakDriver]] = {"telegram": TelegramDriver}
+class DiscordDriver(SoakDriver):
+    """discord.py against the fake gateway: each user writes in a DM channel."""
+
+    name = "discord"
+
+    def __init__(self) -> None:
+        from herald.testing.fake_discord import FakeDiscordServer
+
+        self.server = FakeDiscordServer(heartbeat_interval_ms=1000)
+        self._channels: dict[str, int] = {}
+
+    def start(self) -> None:
+        self.server.start()
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    def platform_config(self, users: list[str]) -> dict[str, Any]:
+        return {
+            "enabled": True,
+            "token": "${DISCORD_BOT_TOKEN}",
+            "api_base": self.server.api_base,
+            "gateway_url": self.server.gateway_url,
+            "allowed_users": users,
+            "slash_commands": False,
+            "heartbeat_timeout": 10.0,
+        }
+
+    def env(self) -> dict[str, str]:
+        return {"DISCORD_BOT_TOKEN": self.server.token}
+
+    def users(self, n: int) -> list[str]:
+        made = []
+        for i in range(n):
+            user = self.server.add_user(f"soak{i}")
+            self._channels[str(user)] = self.server.dm_channel(user)
+            made.append(str(user))
+        return made
+
+    def say(self, user: str, text: str) -> None:
+        self.server.send_user_message(self._channels[user], int(user), text)
+
+    def answers(self, user: str) -> list[str]:
+        return [m.content for m in self.server.sent_messages(self._channels[user])]
+
+    def cut(self) -> None:
+        self.server.drop_connections()
+
+    def silence(self, on: bool) -> None:
+        self.server.go_silent(on)
+
+
+class SlackDriver(SoakDriver):
+    """slack-bolt in Socket Mode against the fake Slack: each user writes in a DM."""
+
+    name = "slack"
+
+    def __init__(self) -> None:
+        from herald.testing.fake_slack import FakeSlackServer
+
+        self.server = FakeSlackServer()
+        self._channels: dict[str, str] = {}
+
+    def start(self) -> None:
+        self.server.start()
+        self.server.retry_unacked_after(5.0)  # as Slack retries an unacknowledged event
+
+    def stop(self) -> None:
+        self.server.stop()
+
+    def platform_config(self, users: list[str]) -> dict[str, Any]:
+        return {
+            "enabled": True,
+            "bot_token": "${SLACK_BOT_TOKEN}",
+            "app_token": "${SLACK_APP_TOKEN}",
+            "api_url": self.server.api_url,
+            "allowed_users": users,
+            "ping_interval": 1.0,
+        }
+
+    def env(self) -> dict[str, str]:
+        return {"SLACK_BOT_TOKEN": self.server.bot_token, "SLACK_APP_TOKEN": self.server.app_token}
+
+    def users(self, n: int) -> list[str]:
+        made = []
+        for i in range(n):
+            user = self.server.add_user(f"soak{i}")
+            self._channels[user] = self.server.dm_channel(user)
+            made.append(user)
+        return made
+
+    def say(self, user: str, text: str) -> None:
+        self.server.send_user_message(self._channels[user], user, text)
+
+    def answers(self, user: str) -> list[str]:
+        return [m.text for m in self.server.posted(self._channels[user])]
+
+    def cut(self) -> None:
+        self.server.drop_connections()
+
+    def silence(self, on: bool) -> None:
+        self.server.go_silent(on)
+
+
+DRIVERS: dict[str, type[SoakDriver]] = {
+    "telegram": TelegramDriver,
+    "discord": DiscordDriver,
+    "slack": SlackDriver,
+}
 
 
 # ---- the run ---------------------------------------------------------------------------------
@@ -277,8 +384,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--platforms",
-        default="telegram",
-        help=f"comma-separated, from: {', '.join(DRIVERS)} (default: telegram)",
+        default="telegram,discord,slack",
+        help=f"comma-separated, from: {', '.join(DRIVERS)} (default: all three)",
     )
     parser.add_argument("--messages", type=int, default=500, help="per platform")
     parser.add_argument("--chats", type=int, default=10, help="users writing at once")

@@ -134,6 +134,36 @@ def check_entrances(home: HeraldHome, config: HeraldConfig) -> list[Check]:
             "allowed_users and pairing decide who is heard",
         )
     )
+    checks += _chat_checks(config)
+    return checks
+
+
+def _chat_checks(config: HeraldConfig) -> list[Check]:
+    """Discord and Slack: what each exposes (a port only for Slack's HTTP events)."""
+    platforms = config.gateway.platforms
+    discord, slack = platforms.discord, platforms.slack
+    mention = "a mention" if discord.require_mention else "any message"
+    checks = [
+        Check(
+            "entrance discord",
+            "ok",
+            f"{'enabled' if discord.enabled else 'disabled'}; outbound only (a gateway "
+            f"websocket to Discord), no port to guard; guild channels need {mention}; "
+            "allowed_users and pairing decide who is heard",
+        )
+    ]
+    state = "enabled" if slack.enabled else "disabled"
+    if slack.mode == "socket":
+        detail = f"{state}; Socket Mode: outbound only, no port to guard"
+        status = "ok"
+    else:
+        where = f"http://{slack.host}:{slack.port}{slack.path}"
+        warning = _exposure(slack.host) if slack.enabled else ""
+        detail = f"{state}; HTTP events at {where}, signed requests only{warning}"
+        status = "warn" if warning else "ok"
+    checks.append(
+        Check("entrance slack", status, detail + "; allowed_users and pairing decide who is heard")
+    )
     return checks
 
 

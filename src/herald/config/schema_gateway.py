@@ -11,9 +11,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from herald.config.schema_discord import DiscordPlatformConfig
 from herald.config.schema_email import EmailPlatformConfig
 from herald.config.schema_liveness import WatchdogConfig
 from herald.config.schema_signal import SignalPlatformConfig
+from herald.config.schema_slack import SlackPlatformConfig
 from herald.config.strict import StrictModel
 
 ApiScope = Literal["chat", "sessions:own", "sessions:all"]
@@ -90,6 +92,8 @@ class PlatformsConfig(StrictModel):
     webhook: WebhookPlatformConfig = Field(default_factory=WebhookPlatformConfig)
     email: EmailPlatformConfig = Field(default_factory=EmailPlatformConfig)
     signal: SignalPlatformConfig = Field(default_factory=SignalPlatformConfig)
+    discord: DiscordPlatformConfig = Field(default_factory=DiscordPlatformConfig)
+    slack: SlackPlatformConfig = Field(default_factory=SlackPlatformConfig)
 
 
 class ProfileRoute(StrictModel):

@@ -21,6 +21,8 @@ from herald.testing.fake_llm import FakeLLMServer
 HARNESSES: dict[str, tuple[str, str, str]] = {
     "telegram": ("telegram_harness", "TelegramHarness", "telegram"),
     "signal": ("signal_harness", "SignalHarness", "httpx"),
+    "discord": ("discord_harness", "DiscordHarness", "discord"),
+    "slack": ("slack_harness", "SlackHarness", "slack_bolt"),
 }
 
 

@@ -40,9 +40,12 @@ def status_file(running: Gateway) -> dict[str, Any]:
 
 
 def platform_status(running: Gateway, name: str) -> dict[str, Any]:
-    # Before the watchdog's first pass the file lists no platform yet.
-    found = (h for h in status_file(running)["health"] if h["platform"] == name)
-    return next(found, {"state": "starting", "reason": "", "restarts_last_hour": 0})
+    # The status file lists platforms from the watchdog's first pass on, which may come
+    # after a platform already answered (Discord's connect waits for its guilds).
+    found = (h for h in status_file(running).get("health", []) if h["platform"] == name)
+    return next(
+        found, {"platform": name, "state": "unknown", "reason": "", "restarts_last_hour": 0}
+    )
 
 
 async def until(predicate: Any, what: str, timeout: float = 30.0) -> None:
@@ -109,10 +112,9 @@ async def test_a_5xx_storm_degrades_then_downs_and_everything_is_answered_once(
     try:
         harness.say(harness.owner, "please WORD-storm")
         await until(lambda: platform_status(running, harness.name)["state"] == "down", "down")
-        assert (
-            "502" in platform_status(running, harness.name)["reason"]
-            or "Bad Gateway" in (platform_status(running, harness.name)["reason"])
-        )
+        reason = platform_status(running, harness.name)["reason"]
+        # Discord's storm is 503s: discord.py retries 500/502/504 by itself first.
+        assert any(code in reason for code in ("502", "503", "Bad Gateway")), reason
     finally:
         harness.storm(False)
     await harness.wait_for(lambda s: s.text == "echo WORD-storm", "the answer", timeout=60)

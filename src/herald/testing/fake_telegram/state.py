@@ -21,6 +21,7 @@ from herald.testing.fake_telegram.records import (
     Fault,
     SentMessage,
 )
+from herald.testing.waiting import wait_on
 
 T = TypeVar("T")
 
@@ -247,16 +248,7 @@ class FakeTelegramState:
 
     def wait_for(self, probe: Callable[[], T | None], timeout: float, what: str) -> T:
         """Block until `probe()` returns something other than None/False; TimeoutError else."""
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                result = probe()
-                if result is not None and result is not False:
-                    return result
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(f"fake Telegram: timed out after {timeout}s waiting {what}")
-                self.cond.wait(remaining)
+        return wait_on(self.cond, probe, timeout, fake="fake Telegram", what=what)
 
 
 def command_entities(text: str) -> list[dict[str, Any]]:

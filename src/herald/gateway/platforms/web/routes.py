@@ -4,9 +4,6 @@ memory and skills. Every route here sits behind the login and CSRF guard of
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import os
 import re
 import time
 from pathlib import Path
@@ -16,6 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
 
 from herald.gateway.contracts import MessageEvent
+from herald.gateway.inbox import InboxNameError, create_inbound_file, discard_inbound_file
 from herald.gateway.platforms.web.errors import WebError
 from herald.gateway.session_keys import build_session_key
 from herald.state import reports
@@ -302,42 +300,16 @@ async def _json(request: Request) -> dict[str, Any]:
     return body
 
 
-# Created, never opened: O_EXCL fails on anything already there, a dangling symlink
-# included, and O_NOFOLLOW refuses a link as the final component; opening relative to
-# the folder's own descriptor keeps every component inside it.
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-MAX_NAME_TRIES = 1000
-
-
 def _create_upload(folder: Path, name: str) -> tuple[Path, BinaryIO, str]:
     """A new file for an upload named `name` (or `name-1`, `name-2` ... when taken)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    stem, suffix = Path(name).stem, Path(name).suffix
-    directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for n in range(MAX_NAME_TRIES):
-            candidate = name if n == 0 else f"{stem}-{n}{suffix}"
-            try:
-                fd = os.open(candidate, _CREATE_FLAGS, 0o600, dir_fd=directory)
-            except (FileExistsError, IsADirectoryError):
-                continue
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:  # a symlink in the way: take the next name
-                    continue
-                raise
-            return folder, os.fdopen(fd, "wb"), candidate
-    finally:
-        os.close(directory)
-    raise WebError(409, f"too many files named like {name!r} already; pick another name")
+        handle, stored = create_inbound_file(folder, name)
+    except InboxNameError as exc:
+        raise WebError(409, str(exc)) from None
+    return folder, handle, stored
 
 
-def _discard(folder: Path, stored: str) -> None:
-    directory = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(stored, dir_fd=directory)
-    finally:
-        os.close(directory)
+_discard = discard_inbound_file
 
 
 def _event_id(header: str, after: int) -> int:
