@@ -33,6 +33,8 @@ PLATFORM_LIBRARIES = {
     "telegram": ("telegram",),
     "email": ("aioimaplib", "aiosmtplib"),
     "signal": ("httpx",),
+    "discord": ("discord",),
+    "slack": ("slack_bolt", "slack_sdk", "aiohttp"),
 }
 GATEWAY_EXTRA_HINT = "pip install 'herald[gateway]'"
 
