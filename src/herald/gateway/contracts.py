@@ -10,12 +10,16 @@ target) take the reply from the returned `DispatchResult`.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from herald.gateway.health import HealthRecorder, Rhythm
+
+log = logging.getLogger(__name__)
 
 ChatType = Literal["private", "group", "channel"]
 InboundVerdict = Literal["new", "seen"]
@@ -136,6 +140,42 @@ class PlatformAdapter(ABC):
         """How often the platform must be heard from (see `herald.gateway.health`).
         Adapters that hold a connection (long poll, websocket) must override this."""
         return Rhythm.served()
+
+    # ---- plumbing every adapter that pushes events shares ---------------------------------
+
+    def record_event(self, sink: EventSink | None, event_id: str | None) -> str:
+        """The inbound ledger's verdict on `event_id` ("new" or "seen"), recorded before
+        the platform is told the event arrived. With no ledger (an adapter tested alone) or
+        no id, "new"; if the ledger fails, "new" too: answer rather than lose it."""
+        record = getattr(sink, "record_inbound", None)
+        if record is None or event_id is None:
+            return "new"
+        try:
+            return str(record(self.name, event_id))
+        except Exception as exc:
+            log.error("%s: could not record event %s: %s", self.name, event_id, exc)
+            return "new"
+
+    def spawn_dispatch(
+        self, sink: EventSink | None, event: MessageEvent, tasks: set[asyncio.Task[None]]
+    ) -> None:
+        """Hand `event` to `sink` in a task of its own, kept in `tasks` until it ends (so a
+        disconnect can wait for the dispatches in flight)."""
+        task = asyncio.get_running_loop().create_task(
+            self._dispatch_to(sink, event), name=f"{self.name}:{event.chat_id}"
+        )
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def _dispatch_to(self, sink: EventSink | None, event: MessageEvent) -> None:
+        if sink is None:
+            return
+        try:
+            await sink.dispatch(event, self)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s: dispatching a message from %s failed", self.name, event.chat_id)
 
     @property
     def health(self) -> HealthRecorder:

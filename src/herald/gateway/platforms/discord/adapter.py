@@ -343,7 +343,7 @@ class DiscordAdapter(PlatformAdapter):
         event = event_from_message(message, self.bot_id)
         if not event.text and not event.media:
             return
-        if self._record(event) == "seen":
+        if self.record_event(self._sink, event.event_id) == "seen":
             return
         if self._may_save_files(event):
             assert self._attachments_dir is not None
@@ -351,7 +351,7 @@ class DiscordAdapter(PlatformAdapter):
                 message.attachments, self._attachments_dir, self._max_attachment_bytes
             )
             event = _with_media(event, notes)
-        self._spawn(event)
+        self.spawn_dispatch(self._sink, event, self._tasks)
 
     async def on_interaction(self, interaction: Any) -> None:
         if interaction.type is not discord.InteractionType.component:
@@ -362,15 +362,15 @@ class DiscordAdapter(PlatformAdapter):
         with contextlib.suppress(discord.HTTPException):
             await interaction.response.defer()  # acknowledge within Discord's 3 s
         event = event_from_interaction(interaction, data)
-        if self._record(event) != "seen":
-            self._spawn(event)
+        if self.record_event(self._sink, event.event_id) != "seen":
+            self.spawn_dispatch(self._sink, event, self._tasks)
 
     async def on_slash_command(self, interaction: Any, name: str) -> None:
         with contextlib.suppress(discord.HTTPException):
             await interaction.response.send_message(f"/{name}")
         event = event_from_interaction(interaction, f"/{name}")
-        if self._record(event) != "seen":
-            self._spawn(event)
+        if self.record_event(self._sink, event.event_id) != "seen":
+            self.spawn_dispatch(self._sink, event, self._tasks)
 
     def _needs_mention(self, message: Any) -> bool:
         """Guild channels need a mention or a reply, except threads the bot started."""
@@ -386,36 +386,6 @@ class DiscordAdapter(PlatformAdapter):
             return False
         return allowlist_matches(self._allowed_users, event)
 
-    def _record(self, event: MessageEvent) -> str:
-        record = getattr(self._sink, "record_inbound", None)
-        if record is None or event.event_id is None:
-            return "new"
-        try:
-            return str(record(self.name, event.event_id))
-        except Exception as exc:  # the ledger is unavailable: answer rather than lose it
-            log.error("discord: could not record event %s: %s", event.event_id, exc)
-            return "new"
-
-    def _spawn(self, event: MessageEvent) -> None:
-        task = asyncio.get_running_loop().create_task(
-            self._dispatch(event), name=f"discord:{event.chat_id}"
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _dispatch(self, event: MessageEvent) -> None:
-        await self._connected.wait()
-        sink = self._sink
-        if sink is None:
-            return
-        try:
-            await sink.dispatch(event, self)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("discord: dispatching a message from %s failed", event.chat_id)
-
-    @property
     def slash_commands_enabled(self) -> bool:
         return self._slash_commands
 

@@ -305,25 +305,13 @@ class EmailAdapter(PlatformAdapter):
             # recorded before anything is answered: a crash from here on never answers twice
             self._state["last_uid"] = uid
             self._save_state()
-            if not self._wanted(mail) or self._record(mail) == "seen":
+            if not self._wanted(mail) or self.record_event(self._sink, mail.message_id) == "seen":
                 continue
             body = await client.uid("fetch", str(uid), "(BODY.PEEK[])")
             limit = int(self.config.max_attachment_mb * 1024 * 1024)
             full = parse_mail(_literal(body.lines), max_attachment_bytes=limit)
             await client.uid("store", str(uid), "+FLAGS.SILENT", "(\\Seen)")
             self._accept(full)
-
-    def _record(self, mail: InboundMail) -> str:
-        """The gateway's inbound ledger, by Message-ID (stable even if the folder is
-        rebuilt with new UIDs): a message already taken is not answered again."""
-        record = getattr(self._sink, "record_inbound", None)
-        if record is None:
-            return "new"
-        try:
-            return str(record(self.name, mail.message_id))
-        except Exception as exc:  # the ledger is unavailable: answer rather than lose it
-            log.error("email: could not record %s: %s", mail.message_id, exc)
-            return "new"
 
     def _wanted(self, mail: InboundMail) -> bool:
         if not addressed_to_herald(mail, self.config):
@@ -379,7 +367,7 @@ class EmailAdapter(PlatformAdapter):
             media=media,
             raw=mail,
         )
-        self._spawn(event)
+        self.spawn_dispatch(self._sink, event, self._dispatches)
 
     def _approval_command(self, sender: str, answer: tuple[str, str, str | None]) -> str | None:
         verb, code, scope = answer
@@ -410,11 +398,6 @@ class EmailAdapter(PlatformAdapter):
         ]
         return tuple(notes)
 
-    def _spawn(self, event: MessageEvent) -> None:
-        task = asyncio.create_task(self._dispatch(event))
-        self._dispatches.add(task)
-        task.add_done_callback(self._dispatches.discard)
-
     def _spawn_notice(self, to: str, thread_id: str, text: str) -> None:
         task = asyncio.create_task(self._notice(to, thread_id, text))
         self._dispatches.add(task)
@@ -424,13 +407,6 @@ class EmailAdapter(PlatformAdapter):
         result = await self.send(to, text, thread_id=thread_id)
         if not result.ok:
             log.warning("email: notice to %s not sent: %s", to, result.error)
-
-    async def _dispatch(self, event: MessageEvent) -> None:
-        assert self._sink is not None
-        try:
-            await self._sink.dispatch(event, self)
-        except Exception:
-            log.exception("email: dispatch failed for %s", event.message_id)
 
     # ---- state ------------------------------------------------------------------------
 

@@ -227,7 +227,7 @@ class SignalAdapter(PlatformAdapter):
         reply_to: str | None,
         media: tuple[str, ...],
     ) -> None:
-        if self._record(event_id) == "seen":
+        if self.record_event(self._sink, event_id) == "seen":
             return
         event = MessageEvent(
             platform=self.name,
@@ -242,9 +242,7 @@ class SignalAdapter(PlatformAdapter):
             event_id=event_id,
             raw=envelope,
         )
-        task = asyncio.get_running_loop().create_task(self._dispatch(event))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.spawn_dispatch(self._sink, event, self._tasks)
 
     def _reaction_press(self, chat: str, reaction: dict[str, Any]) -> str | None:
         if reaction.get("isRemove"):
@@ -263,26 +261,6 @@ class SignalAdapter(PlatformAdapter):
             at = f" at {where}" if where is not None and where.exists() else ""
             notes.append(f"attachment {name} ({a.get('contentType')}, {a.get('size')} bytes){at}")
         return tuple(notes)
-
-    def _record(self, event_id: str) -> str:
-        record = getattr(self._sink, "record_inbound", None)
-        if record is None:
-            return "new"
-        try:
-            return str(record(self.name, event_id))
-        except Exception as exc:  # the ledger is unavailable: answer rather than lose it
-            log.error("signal: could not record %s: %s", event_id, exc)
-            return "new"
-
-    async def _dispatch(self, event: MessageEvent) -> None:
-        if self._sink is None:
-            return
-        try:
-            await self._sink.dispatch(event, self)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("signal: dispatching a message from %s failed", event.chat_id)
 
     # ---- output -----------------------------------------------------------------------
 

@@ -361,7 +361,7 @@ class SlackAdapter(PlatformAdapter):
         """Record the delivery before bolt acknowledges it; a replay is acknowledged
         and goes no further."""
         event_id = _delivery_id(body)
-        if event_id is not None and self._record(event_id) == "seen":
+        if event_id is not None and self.record_event(self._sink, event_id) == "seen":
             return BoltResponse(status=200, body="")
         return await next()
 
@@ -389,7 +389,7 @@ class SlackAdapter(PlatformAdapter):
                 files, self._attachments_dir, self._max_attachment_bytes, self._secrets.bot_token
             )
             message = replace(message, media=notes)
-        self._spawn(message)
+        self.spawn_dispatch(self._sink, message, self._tasks)
 
     def _may_save_files(self, event: MessageEvent) -> bool:
         """Files reach the workdir only from users on this platform's allowlist: anyone
@@ -398,39 +398,11 @@ class SlackAdapter(PlatformAdapter):
 
     async def _on_action(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         await ack()
-        self._spawn(event_from_action(body, action))
+        self.spawn_dispatch(self._sink, event_from_action(body, action), self._tasks)
 
     async def _on_command(self, ack: Any, command: dict[str, Any]) -> None:
         await ack()
-        self._spawn(event_from_command(command))
-
-    def _record(self, event_id: str) -> str:
-        record = getattr(self._sink, "record_inbound", None)
-        if record is None:
-            return "new"
-        try:
-            return str(record(self.name, event_id))
-        except Exception as exc:  # the ledger is unavailable: answer rather than lose it
-            log.error("slack: could not record event %s: %s", event_id, exc)
-            return "new"
-
-    def _spawn(self, event: MessageEvent) -> None:
-        task = asyncio.get_running_loop().create_task(
-            self._dispatch(event), name=f"slack:{event.chat_id}"
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _dispatch(self, event: MessageEvent) -> None:
-        sink = self._sink
-        if sink is None:
-            return
-        try:
-            await sink.dispatch(event, self)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("slack: dispatching a message from %s failed", event.chat_id)
+        self.spawn_dispatch(self._sink, event_from_command(command), self._tasks)
 
 
 def _error_code(error: SlackApiError) -> str:

@@ -43,7 +43,6 @@ from herald.config.schema_gateway import TelegramPlatformConfig
 from herald.gateway.contracts import (
     Button,
     EventSink,
-    MessageEvent,
     PlatformAdapter,
     SendResult,
 )
@@ -268,19 +267,9 @@ class TelegramAdapter(PlatformAdapter):
             self.health.received()  # an empty poll that returned in time is a live link
             for update in updates:
                 self._offset = update.update_id + 1
-                if self._record(update) == "seen":
+                if self.record_event(self._sink, str(update.update_id)) == "seen":
                     continue
                 await app.update_queue.put(update)
-
-    def _record(self, update: Update) -> str:
-        record = getattr(self._sink, "record_inbound", None)
-        if record is None:  # a sink without a ledger (tests of the adapter alone)
-            return "new"
-        try:
-            return str(record(self.name, str(update.update_id)))
-        except Exception as exc:  # the ledger is unavailable: answer rather than lose it
-            log.error("telegram: could not record update %s: %s", update.update_id, exc)
-            return "new"
 
     async def _confirm_offset(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         """Tell Telegram the fetched updates arrived, so a restart does not fetch them
@@ -419,7 +408,7 @@ class TelegramAdapter(PlatformAdapter):
         if is_start_command(event.text):
             # Telegram clients send /start when someone opens the bot: answer with /help.
             event = replace(event, text="/help")
-        self._spawn(event)
+        self.spawn_dispatch(self._sink, event, self._tasks)
 
     async def _on_callback(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         query = update.callback_query
@@ -435,25 +424,7 @@ class TelegramAdapter(PlatformAdapter):
         if data is None or not isinstance(message, Message):
             return  # an expired key, or a message too old for Telegram to show us
         event = event_from_callback(query, data, message)
-        self._spawn(replace(event, event_id=str(update.update_id)))
-
-    def _spawn(self, event: MessageEvent) -> None:
-        task = asyncio.get_running_loop().create_task(
-            self._dispatch(event), name=f"telegram:{event.chat_id}"
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _dispatch(self, event: MessageEvent) -> None:
-        sink = self._sink
-        if sink is None:
-            return
-        try:
-            await sink.dispatch(event, self)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("telegram: dispatching a message from chat %s failed", event.chat_id)
+        self.spawn_dispatch(self._sink, replace(event, event_id=str(update.update_id)), self._tasks)
 
     async def _on_handler_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.error("telegram: handling an update failed", exc_info=context.error)
