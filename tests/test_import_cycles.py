@@ -162,7 +162,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 # each unit imports only from its own layer and the layers below. Mirrors DESIGN.md, plus
 # what it does not list yet: herald.checkpoints (L0: workdir snapshots the tools' write
 # step takes, on config alone), herald.testing (fakes and homes for tests and benches,
-# above every layer, imported by nothing in src) and herald.__main__ (the entry point).
+# above every layer, imported by nothing in src), herald.__main__ (the entry point) and
+# herald.homes / herald.importers (L6).
 LAYERS: dict[str, int] = {
     "herald": 0,  # the package's own __init__: the version, nothing else
     "herald.safety": 0,
@@ -188,6 +189,11 @@ LAYERS: dict[str, int] = {
     "herald.acp": 6,
     "herald.toolbox": 6,
     "herald.__main__": 6,
+    # Moving homes: backups, upgrade checks and imports from other agents read and write
+    # every store, so they sit with the surfaces that run them (the CLI, cron's child
+    # process).
+    "herald.homes": 6,
+    "herald.importers": 6,
     "herald.testing": 7,
 }
 

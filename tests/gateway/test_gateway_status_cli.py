@@ -97,7 +97,8 @@ def test_status_shows_each_platform_and_the_transitions(
             }
         ],
     )
-    result = CliRunner().invoke(gateway_cmd.app, ["status"], obj={})
+    # wide enough for every column whatever terminal the test run inherits
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(gateway_cmd.app, ["status"], obj={})
     assert result.exit_code == 3, result.output  # a platform is down
     lines = result.output.splitlines()
     assert lines[0].startswith(f"running (pid {live_pid})")

@@ -14,6 +14,7 @@ from herald.cron import CronStore, Scheduler
 from herald.cron.builtin import BACKUP_JOB, run_builtin
 from herald.cron.records import Job
 from herald.homes import list_backups, verify_backup
+from herald.toolbox import builtin_tools
 
 
 def _configure(home: HeraldHome, **backup) -> None:
@@ -29,7 +30,7 @@ def test_backups_run_on_schedule_and_keep_the_newest(home: HeraldHome, herald_en
     _configure(home, schedule="0 3 * * *", keep=2)
     settings = load_settings()
     with CronStore.for_home(home) as store:
-        scheduler = Scheduler(settings, store)
+        scheduler = Scheduler(settings, store, tools=builtin_tools())
         scheduler.tick(datetime(2030, 1, 1, 12, tzinfo=UTC))
         job = store.job(BACKUP_JOB)
         assert job is not None and job.enabled and job.schedule_text == "0 3 * * *"
@@ -43,7 +44,7 @@ def test_backups_run_on_schedule_and_keep_the_newest(home: HeraldHome, herald_en
         assert [r.status for r in runs] == ["ok", "ok", "ok"]
 
         _configure(home, keep=2)  # schedule unset: the job pauses, nothing is deleted
-        scheduler = Scheduler(load_settings(), store)
+        scheduler = Scheduler(load_settings(), store, tools=builtin_tools())
         scheduler.tick(due)
         assert not store.job(BACKUP_JOB).enabled
 

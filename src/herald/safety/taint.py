@@ -38,11 +38,14 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from herald.safety.approval import ApprovalDecision, ApprovalPrompt
-from herald.safety.commands import CommandVerdict
+if TYPE_CHECKING:
+    # Loaded when a call is judged, not when a turn starts: the approval module brings the
+    # command rules with it, which a turn with no consequential call never needs.
+    from herald.safety.approval import ApprovalDecision, ApprovalPrompt
+
 from herald.safety.provenance import OWNER, TRUSTED, is_untrusted, source_of
 from herald.safety.redaction import redact
 
@@ -215,6 +218,8 @@ def find_taint(
 def taint_prompt(taint: Taint) -> ApprovalPrompt:
     """The approval a present owner is asked: the call, the argument, the value and the
     source, in the same prompt every surface already shows for commands."""
+    from herald.safety.approval import ApprovalPrompt
+
     return ApprovalPrompt(
         command=f"{taint.tool}: {taint.argument} = {taint.value}",
         rule=TAINT_RULE,
@@ -225,6 +230,9 @@ def taint_prompt(taint: Taint) -> ApprovalPrompt:
 
 def decide_taint(taint: Taint, *, has_human: bool) -> ApprovalDecision:
     """Ask the owner when one is there; else refuse, saying why (invariants 13 and 18)."""
+    from herald.safety.approval import ApprovalDecision
+    from herald.safety.commands import CommandVerdict
+
     verdict = CommandVerdict("approval", TAINT_RULE, taint.describe(), segment=taint.value)
     if has_human:
         return ApprovalDecision(
@@ -240,6 +248,9 @@ def decide_taint(taint: Taint, *, has_human: bool) -> ApprovalDecision:
 
 def resolve_taint(taint: Taint, answer: str | None) -> ApprovalDecision:
     """The owner's answer: once (or session/always, which count as once here) allows."""
+    from herald.safety.approval import ApprovalDecision
+    from herald.safety.commands import CommandVerdict
+
     verdict = CommandVerdict("approval", TAINT_RULE, taint.describe(), segment=taint.value)
     choice = (answer or "").strip().lower()
     if choice in ("once", "session", "always"):

@@ -4,6 +4,8 @@ against its fake server, and the fake model. One run per platform in `HARNESSES`
 
 from __future__ import annotations
 
+import asyncio
+
 from harness import LONG_REPLY, PlatformHarness, StartGateway, model_user_texts
 
 from herald.gateway.splitting import split_message
@@ -136,4 +138,10 @@ async def test_a_reply_whose_send_failed_is_retried_from_the_ledger(
     harness.say(harness.owner, "owed WORD-owed")
     await harness.wait_for(lambda s: s.text == "echo WORD-owed", "the retried reply")
     assert [s.text for s in harness.sent()].count("echo WORD-owed") == 1
+    # the ledger row is settled just after the platform accepted the send
+    for _ in range(200):
+        if running.runner.outbox.undelivered() == []:
+            break
+        await asyncio.sleep(0.05)
     assert running.runner.outbox.undelivered() == []
+    assert [s.text for s in harness.sent()].count("echo WORD-owed") == 1
