@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import herald.state.history as history
 import herald.state.search as fts
 import herald.state.search_fallback as fallback
+import herald.state.search_vectors as vectors
 from herald.state.compaction import check_replace_ids, plan_replacement
 from herald.state.connection import ReaderPool, enable_wal, is_busy, open_connection
 from herald.state.errors import StateError
@@ -636,3 +637,33 @@ class StateStore:
                 for row in conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchall()
             ]
             return history.summarize(conn, sessions)
+
+    # -- message vectors (hybrid search; see herald.state.search_vectors) -------------
+
+    def pending_vectors(self, model: str, limit: int) -> list[tuple[int, str]]:
+        """(id, content) of messages `model` has not embedded yet, oldest first."""
+        with self._readers.connection() as conn:
+            return vectors.pending(conn, model, limit)
+
+    def put_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
+        with self._transaction() as conn:
+            vectors.put(conn, model, rows)
+
+    def load_vectors(
+        self,
+        model: str,
+        *,
+        identity: str | None = None,
+        session_id: str | None = None,
+        exclude_session_id: str | None = None,
+    ) -> list[tuple[int, bytes]]:
+        with self._readers.connection() as conn:
+            return vectors.load(
+                conn, model, identity=identity, session_id=session_id,
+                exclude_session_id=exclude_session_id,
+            )  # fmt: skip
+
+    def candidate_rows(self, ids: Sequence[int]) -> list[sqlite3.Row]:
+        """Rows (id, session_id, role, created_at, active, identity, content) of `ids`."""
+        with self._readers.connection() as conn:
+            return vectors.candidate_rows(conn, ids)
