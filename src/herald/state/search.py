@@ -5,7 +5,10 @@ and every piece becomes a quoted FTS5 string, so operators (AND OR NOT NEAR
 * ^ : parentheses, quotes) are just words. Scripts written without spaces
 (Chinese, Japanese, Korean, Thai) form one long token under unicode61, so a
 word inside such a run cannot be found by token match; for those queries a
-substring scan supplements the index.
+substring scan of the newest messages supplements the index.
+
+Cost is bounded at any history size: bm25 ranks at most the newest RANK_CAP
+matches, and substring scans read at most the newest SUBSTRING_SCAN_ROWS rows.
 """
 
 from __future__ import annotations
@@ -24,6 +27,13 @@ SNIPPET_ELLIPSIS = "…"
 SNIPPET_TOKENS = 16
 MAX_TERMS = 32  # longer queries keep their first 32 distinct terms
 _SUBSTRING_CONTEXT = 40
+# bm25 costs a little for every matching row, and a word in most messages ("the",
+# "file") matches hundreds of thousands: such queries rank only the newest RANK_CAP
+# matches, which bounds a search at any history size (recent conversations first).
+RANK_CAP = 2_000
+# Substring scans (text in scripts without spaces) read the newest rows only: a
+# LIKE scan cannot use an index, and the whole table at a million rows takes seconds.
+SUBSTRING_SCAN_ROWS = 20_000
 
 # Unsegmented scripts: Thai/Lao/Khmer, CJK punctuation..Hangul, Hangul syllables,
 # CJK compatibility, and the supplementary ideograph planes.
@@ -122,27 +132,9 @@ def search(
     if not terms or limit <= 0:
         return []
     where, params = _filters(session_id, exclude_session_id, include_inactive, identity)
-    sql = (
-        "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
-        f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "
-        "bm25(messages_fts) AS score "
-        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-        f"WHERE messages_fts MATCH ?{where} ORDER BY score, m.id LIMIT ?"
-    )
     hits: list[SearchHit] = []
     try:
-        cursor = conn.execute(
-            sql,
-            [
-                SNIPPET_OPEN,
-                SNIPPET_CLOSE,
-                SNIPPET_ELLIPSIS,
-                match_expression(terms),
-                *params,
-                limit,
-            ],
-        )
-        rows = cursor.fetchall()
+        rows = ranked_rows(conn, match_expression(terms), where, params, limit)
     except sqlite3.OperationalError as exc:  # quoting makes this unreachable; stay safe anyway
         log.warning("full-text search failed for %r: %s", query[:200], exc)
         rows = []
@@ -150,6 +142,46 @@ def search(
     if len(hits) < limit and any(_is_unsegmented(char) for term in terms for char in term):
         hits.extend(_substring_hits(conn, terms, limit - len(hits), hits, where, params))
     return hits
+
+
+def rank_floor(
+    conn: sqlite3.Connection, expression: str, where: str, params: Sequence[object]
+) -> int:
+    """The message id above which the newest RANK_CAP matches lie (0: fewer match)."""
+    row = conn.execute(
+        "SELECT messages_fts.rowid FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+        f" WHERE messages_fts MATCH ?{where} ORDER BY messages_fts.rowid DESC LIMIT 1 OFFSET ?",
+        [expression, *params, RANK_CAP],
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def ranked_rows(
+    conn: sqlite3.Connection,
+    expression: str,
+    where: str,
+    params: Sequence[object],
+    limit: int,
+) -> list[sqlite3.Row]:
+    """Rows (id, session_id, role, created_at, active, snip, score) best bm25 first,
+    among at most the newest RANK_CAP matches (see RANK_CAP)."""
+    floor = rank_floor(conn, expression, where, params)
+    sql = (
+        "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
+        f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "
+        "bm25(messages_fts) AS score "
+        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+        f"WHERE messages_fts MATCH ? AND messages_fts.rowid > ?{where} "
+        "ORDER BY score, m.id LIMIT ?"
+    )
+    args = [SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, expression, floor, *params, limit]
+    return conn.execute(sql, args).fetchall()
+
+
+def scan_floor(conn: sqlite3.Connection) -> int:
+    """Substring scans read messages with ids above this (see SUBSTRING_SCAN_ROWS)."""
+    row = conn.execute("SELECT MAX(id) FROM messages").fetchone()
+    return max(0, int(row[0] or 0) - SUBSTRING_SCAN_ROWS)
 
 
 def hit_from_row(
@@ -182,9 +214,11 @@ def _substring_hits(
     not_seen = f" AND m.id NOT IN ({', '.join('?' for _ in seen)})" if seen else ""
     sql = (
         "SELECT m.id, m.session_id, m.role, m.created_at, m.active, m.content FROM messages m "
-        f"WHERE m.content IS NOT NULL AND {like}{where}{not_seen} ORDER BY m.id DESC LIMIT ?"
+        f"WHERE m.id > ? AND m.content IS NOT NULL AND {like}{where}{not_seen}"
+        " ORDER BY m.id DESC LIMIT ?"
     )
-    args = [f"%{_escape_like(term)}%" for term in terms] + [*params, *seen, limit]
+    patterns = [f"%{_escape_like(term)}%" for term in terms]
+    args = [scan_floor(conn), *patterns, *params, *seen, limit]
     try:
         rows = conn.execute(sql, args).fetchall()
     except sqlite3.OperationalError as exc:

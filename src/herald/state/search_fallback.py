@@ -21,13 +21,15 @@ from collections.abc import Sequence
 
 from herald.state.records import SearchHit
 from herald.state.search import (
+    RANK_CAP,
     SNIPPET_CLOSE,
     SNIPPET_ELLIPSIS,
     SNIPPET_OPEN,
-    SNIPPET_TOKENS,
     _is_unsegmented,
     hit_from_row,
     query_terms,
+    ranked_rows,
+    scan_floor,
 )
 
 log = logging.getLogger(__name__)
@@ -111,20 +113,26 @@ def any_term_search(
     if not terms or limit <= 0:
         return []
     where, params = _filters(exclude_session_id, exclude_ids, identity)
-    sql = (
-        "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
-        f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "
-        "bm25(messages_fts) AS score "
-        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-        f"WHERE messages_fts MATCH ?{where} ORDER BY score, m.id LIMIT ?"
-    )
-    args = [SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, any_term_expression(terms)]
     try:
-        rows = conn.execute(sql, [*args, *params, limit]).fetchall()
+        rare = [term for term in terms if not _common(conn, term)]
+        # A word in thousands of messages adds almost nothing to bm25 but makes every
+        # one of them a match; left out when rarer words remain, it cannot crowd them
+        # out of the ranked window.
+        expression = any_term_expression(rare or terms)
+        rows = ranked_rows(conn, expression, where, params, limit)
     except sqlite3.OperationalError as exc:  # quoting makes this unreachable; stay safe
         log.warning("any-term search failed for %r: %s", query[:200], exc)
         return []
     return [hit_from_row(row) for row in rows]
+
+
+def _common(conn: sqlite3.Connection, term: str) -> bool:
+    """True when more than RANK_CAP messages contain `term` (counting stops there)."""
+    row = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+        (any_term_expression([term]), RANK_CAP + 1),
+    ).fetchone()
+    return int(row[0]) > RANK_CAP
 
 
 def _escape_like(text: str) -> str:
@@ -173,13 +181,14 @@ def trigram_search(
     patterns = [f"%{_escape_like(piece)}%" for piece in pieces]
     sql = (
         "SELECT * FROM (SELECT m.id, m.session_id, m.role, m.created_at, m.active, m.content, "
-        f"{score} AS matched FROM messages m WHERE m.content IS NOT NULL"
+        f"{score} AS matched FROM messages m WHERE m.id > ? AND m.content IS NOT NULL"
         f" AND ({' OR '.join(like for _ in pieces)}){where})"
         " WHERE matched >= ? ORDER BY matched DESC, id DESC LIMIT ?"
     )
     needed = max(1, math.ceil(len(pieces) / 3))
     try:
-        rows = conn.execute(sql, [*patterns, *patterns, *params, needed, limit]).fetchall()
+        floor = scan_floor(conn)
+        rows = conn.execute(sql, [*patterns, floor, *patterns, *params, needed, limit]).fetchall()
     except sqlite3.OperationalError as exc:
         log.warning("trigram search failed: %s", exc)
         return []
