@@ -74,6 +74,7 @@ class _Vectors:
         import numpy as np
 
         self.seq = 0
+        self.name = ""  # the file's vectors' name (herald.state.search_vectors)
         self.ids = np.zeros(0, dtype=np.int64)
         self.identities = np.zeros(0, dtype=object)
         self.sessions = np.zeros(0, dtype=object)
@@ -82,10 +83,10 @@ class _Vectors:
     def refresh(self, store: Any) -> None:
         import numpy as np
 
-        rows, floor = store.load_vectors_since(minilm.MODEL_ID, self.seq)
-        if floor < 0:  # the file is not the one these came from: start over
+        rows, floor, name = store.load_vectors_since(minilm.MODEL_ID, self.seq, self.name)
+        if name != self.name:  # another file's vectors (a restore): start over
             self.__init__()  # type: ignore[misc]
-            rows, floor = store.load_vectors_since(minilm.MODEL_ID, 0)
+            self.name = name
         keep = self.ids > floor
         if rows:
             self.seq = rows[-1][0]

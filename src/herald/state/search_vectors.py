@@ -14,6 +14,7 @@ vectors in memory loads only the rows written since it last looked.
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from collections.abc import Sequence
 
@@ -23,6 +24,12 @@ CREATE = (
     " message_id INTEGER NOT NULL UNIQUE REFERENCES messages(id),"
     " model TEXT NOT NULL,"
     " vector BLOB NOT NULL)"
+)
+# A random name given to this file's vectors when the table is made: a reader holding
+# vectors in memory checks it, so a file restored or replaced at the same path is
+# never searched with another file's vectors.
+CREATE_META = (
+    "CREATE TABLE IF NOT EXISTS message_vectors_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 )
 # Only what people and the model said is embedded: tool output is mostly noise to a
 # semantic match and would crowd out the conversation.
@@ -67,6 +74,11 @@ def put(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[int, bytes]])
     """Store vectors (inside the caller's write transaction). A message's earlier vector
     is replaced, under a new `seq`, so incremental readers see the change."""
     conn.execute(CREATE)
+    conn.execute(CREATE_META)
+    conn.execute(
+        "INSERT OR IGNORE INTO message_vectors_meta (key, value) VALUES ('file', ?)",
+        (secrets.token_hex(8),),
+    )
     conn.executemany(
         "INSERT OR REPLACE INTO message_vectors (message_id, model, vector) VALUES (?, ?, ?)",
         [(message_id, model, vector) for message_id, vector in rows],
@@ -74,16 +86,17 @@ def put(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[int, bytes]])
 
 
 def load_since(
-    conn: sqlite3.Connection, model: str, after_seq: int
-) -> tuple[list[tuple[int, int, str, str, bytes]], int]:
+    conn: sqlite3.Connection, model: str, after_seq: int, file_name: str
+) -> tuple[list[tuple[int, int, str, str, bytes]], int, str]:
     """Rows (seq, message id, identity, session id, vector) written after `after_seq`
-    for messages inside the window, and the window's floor. A floor of -1 says the table
-    is behind `after_seq` (a different or restored file): drop what you hold, reload."""
+    for messages inside the window, the window's floor, and the file's vectors' name.
+    When that name is not `file_name`, the rows are all of them (from seq 0)."""
     floor = window_floor(conn)
     try:
-        (newest,) = conn.execute("SELECT COALESCE(MAX(seq), 0) FROM message_vectors").fetchone()
-        if int(newest) < after_seq:
-            return [], -1
+        found = conn.execute("SELECT value FROM message_vectors_meta WHERE key = 'file'").fetchone()
+        name = str(found[0]) if found else ""
+        if name != file_name:
+            after_seq = 0
         rows = conn.execute(
             "SELECT v.seq, v.message_id, m.identity, m.session_id, v.vector"
             " FROM message_vectors v JOIN messages m ON m.id = v.message_id"
@@ -93,8 +106,9 @@ def load_since(
     except sqlite3.OperationalError as exc:
         if not _missing_table(exc):
             raise
-        return [], floor
-    return [(int(r[0]), int(r[1]), str(r[2]), str(r[3]), bytes(r[4])) for r in rows], floor
+        return [], floor, ""
+    out = [(int(r[0]), int(r[1]), str(r[2]), str(r[3]), bytes(r[4])) for r in rows]
+    return out, floor, name
 
 
 def candidate_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:

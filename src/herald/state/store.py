@@ -650,12 +650,12 @@ class StateStore:
             vectors.put(conn, model, rows)
 
     def load_vectors_since(
-        self, model: str, after_seq: int
-    ) -> tuple[list[tuple[int, int, str, str, bytes]], int]:
-        """Vectors written after `after_seq` inside the window, and the window floor
-        (see herald.state.search_vectors)."""
+        self, model: str, after_seq: int, file_name: str
+    ) -> tuple[list[tuple[int, int, str, str, bytes]], int, str]:
+        """Vectors written after `after_seq` inside the window, the window floor and
+        the vectors' file name (see herald.state.search_vectors.load_since)."""
         with self._readers.connection() as conn:
-            return vectors.load_since(conn, model, after_seq)
+            return vectors.load_since(conn, model, after_seq, file_name)
 
     def candidate_rows(self, ids: Sequence[int]) -> list[sqlite3.Row]:
         """Rows (id, session_id, role, created_at, active, identity, content) of `ids`."""
