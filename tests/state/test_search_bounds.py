@@ -1,6 +1,7 @@
-"""Search cost stays bounded at any history size: very common words rank only the newest
-RANK_CAP matches, rare words are not crowded out by common ones, and substring scans
-read only the newest rows. The caps are made small here so a few rows show them."""
+"""Search cost stays bounded at any history size: a word in more than RANK_CAP messages
+must match but does not rank (a query of only such words lists matches newest first),
+rare words are not crowded out by common ones, and substring scans read only the
+newest rows. The caps are made small here so a few rows show them."""
 
 from __future__ import annotations
 
@@ -10,14 +11,12 @@ from pathlib import Path
 import pytest
 
 import herald.state.search as fts
-import herald.state.search_fallback as fallback
 from herald.state import StateStore
 
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[StateStore]:
     monkeypatch.setattr(fts, "RANK_CAP", 3)
-    monkeypatch.setattr(fallback, "RANK_CAP", 3)
     monkeypatch.setattr(fts, "SUBSTRING_SCAN_ROWS", 4)
     with StateStore(tmp_path / "state.db") as opened:
         yield opened
@@ -30,15 +29,29 @@ def _add(store: StateStore, texts: list[str], identity: str = "owner") -> list[i
     ]
 
 
-def test_a_common_word_ranks_only_the_newest_matches(store: StateStore) -> None:
-    # The oldest message is the best bm25 match (short, the word twice), but it is
-    # outside the newest three matches, so it is not ranked.
+def test_a_query_of_only_common_words_lists_matches_newest_first(store: StateStore) -> None:
+    # The oldest message is the best bm25 match (short, the word twice), but bm25 is
+    # not computed for a word in more than RANK_CAP messages.
     ids = _add(
         store, ["deploy deploy"] + [f"we deploy the thing number {i} today" for i in range(6)]
     )
-    found = [hit.message_id for hit in store.search_messages("deploy", limit=10)]
-    assert found and set(found) <= set(ids[-3:])
-    assert ids[0] not in found
+    found = store.search_messages("deploy", limit=10)
+    assert [hit.message_id for hit in found] == list(reversed(ids))
+    assert {hit.rank for hit in found} == {0.0}
+
+
+def test_a_common_word_must_match_but_only_rare_ones_rank(store: StateStore) -> None:
+    ids = _add(
+        store,
+        [
+            "deploy the canary canary now",  # best for canary
+            "the canary sings",  # no deploy: must not match
+            *[f"we deploy build {i}" for i in range(5)],
+            "deploy with a canary",
+        ],
+    )
+    found = [hit.message_id for hit in store.search_messages("deploy canary", limit=10)]
+    assert found == [ids[0], ids[-1]]
 
 
 def test_fewer_matches_than_the_cap_are_all_ranked(store: StateStore) -> None:

@@ -33,7 +33,7 @@ FTS_WEIGHT = 1.0
 VECTOR_WEIGHT = 1.0
 TIME_BOOST = 0.5  # fraction added for a message inside the span the query names
 NAME_BOOST = 0.15  # fraction added per name the message holds or was said by
-FETCH = 100  # candidates per source
+FETCH = 50  # candidates per source
 SNIPPET_CHARS = 300
 
 

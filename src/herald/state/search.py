@@ -7,8 +7,9 @@ and every piece becomes a quoted FTS5 string, so operators (AND OR NOT NEAR
 word inside such a run cannot be found by token match; for those queries a
 substring scan of the newest messages supplements the index.
 
-Cost is bounded at any history size: bm25 ranks at most the newest RANK_CAP
-matches, and substring scans read at most the newest SUBSTRING_SCAN_ROWS rows.
+Cost is bounded at any history size: bm25 ranks by words in at most RANK_CAP
+messages each (commoner words must match but do not rank), and substring scans read
+at most the newest SUBSTRING_SCAN_ROWS rows.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ SNIPPET_ELLIPSIS = "…"
 SNIPPET_TOKENS = 16
 MAX_TERMS = 32  # longer queries keep their first 32 distinct terms
 _SUBSTRING_CONTEXT = 40
-# bm25 costs a little for every matching row, and a word in most messages ("the",
-# "file") matches hundreds of thousands: such queries rank only the newest RANK_CAP
-# matches, which bounds a search at any history size (recent conversations first).
-RANK_CAP = 2_000
+# bm25 counts every row that holds each query word, and a word in most messages
+# ("the", "file") is in hundreds of thousands: a word in more than RANK_CAP messages
+# must still match but does not rank, and a query of only such words lists its matches
+# newest first. That bounds a search at any history size.
+RANK_CAP = 1_000
 # Substring scans (text in scripts without spaces) read the newest rows only: a
 # LIKE scan cannot use an index, and the whole table at a million rows takes seconds.
 SUBSTRING_SCAN_ROWS = 20_000
@@ -134,7 +136,9 @@ def search(
     where, params = _filters(session_id, exclude_session_id, include_inactive, identity)
     hits: list[SearchHit] = []
     try:
-        rows = ranked_rows(conn, match_expression(terms), where, params, limit)
+        rare = [term for term in terms if not is_common(conn, match_expression([term]))]
+        rank_by = match_expression(rare) if rare else None
+        rows = ranked_rows(conn, match_expression(terms), where, params, limit, rank_by)
     except sqlite3.OperationalError as exc:  # quoting makes this unreachable; stay safe anyway
         log.warning("full-text search failed for %r: %s", query[:200], exc)
         rows = []
@@ -144,16 +148,14 @@ def search(
     return hits
 
 
-def rank_floor(
-    conn: sqlite3.Connection, expression: str, where: str, params: Sequence[object]
-) -> int:
-    """The message id above which the newest RANK_CAP matches lie (0: fewer match)."""
+def is_common(conn: sqlite3.Connection, phrase: str) -> bool:
+    """True when more than RANK_CAP messages match `phrase` (an FTS5 expression for one
+    term); the count stops there, so this costs at most RANK_CAP index steps."""
     row = conn.execute(
-        "SELECT messages_fts.rowid FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
-        f" WHERE messages_fts MATCH ?{where} ORDER BY messages_fts.rowid DESC LIMIT 1 OFFSET ?",
-        [expression, *params, RANK_CAP],
+        "SELECT COUNT(*) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+        (phrase, RANK_CAP + 1),
     ).fetchone()
-    return 0 if row is None else int(row[0])
+    return int(row[0]) > RANK_CAP
 
 
 def ranked_rows(
@@ -162,20 +164,37 @@ def ranked_rows(
     where: str,
     params: Sequence[object],
     limit: int,
+    rank_by: str | None,
 ) -> list[sqlite3.Row]:
-    """Rows (id, session_id, role, created_at, active, snip, score) best bm25 first,
-    among at most the newest RANK_CAP matches (see RANK_CAP)."""
-    floor = rank_floor(conn, expression, where, params)
-    sql = (
+    """Rows (id, session_id, role, created_at, active, snip, score) matching
+    `expression`: ranked by bm25 over `rank_by` (an expression of the query's rarer
+    terms), or newest first with score 0 when `rank_by` is None.
+
+    bm25 counts every row holding each of its terms (its IDF) whatever else limits the
+    query, so a word in most messages would cost a pass over most of the index; such
+    words still have to match, but only the rarer ones rank (see RANK_CAP)."""
+    head = (
         "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
         f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "
-        "bm25(messages_fts) AS score "
-        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-        f"WHERE messages_fts MATCH ? AND messages_fts.rowid > ?{where} "
-        "ORDER BY score, m.id LIMIT ?"
     )
-    args = [SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, expression, floor, *params, limit]
-    return conn.execute(sql, args).fetchall()
+    marks = [SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS]
+    if rank_by is None:
+        sql = (
+            head + "0.0 AS score FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+            f"WHERE messages_fts MATCH ?{where} ORDER BY messages_fts.rowid DESC LIMIT ?"
+        )
+        return conn.execute(sql, [*marks, expression, *params, limit]).fetchall()
+    also = ""
+    extra: list[object] = []
+    if rank_by != expression:  # the common words must match too
+        also = " AND m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)"
+        extra = [expression]
+    sql = (
+        head + "bm25(messages_fts) AS score "
+        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+        f"WHERE messages_fts MATCH ?{also}{where} ORDER BY score, m.id LIMIT ?"
+    )
+    return conn.execute(sql, [*marks, rank_by, *extra, *params, limit]).fetchall()
 
 
 def scan_floor(conn: sqlite3.Connection) -> int:

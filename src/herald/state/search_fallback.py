@@ -21,12 +21,12 @@ from collections.abc import Sequence
 
 from herald.state.records import SearchHit
 from herald.state.search import (
-    RANK_CAP,
     SNIPPET_CLOSE,
     SNIPPET_ELLIPSIS,
     SNIPPET_OPEN,
     _is_unsegmented,
     hit_from_row,
+    is_common,
     query_terms,
     ranked_rows,
     scan_floor,
@@ -115,11 +115,11 @@ def any_term_search(
     where, params = _filters(exclude_session_id, exclude_ids, identity)
     try:
         rare = [term for term in terms if not _common(conn, term)]
-        # A word in thousands of messages adds almost nothing to bm25 but makes every
-        # one of them a match; left out when rarer words remain, it cannot crowd them
-        # out of the ranked window.
+        # Any word may match, so a common one would make most messages matches: when
+        # rarer words remain, the common ones are left out (they would rank low anyway);
+        # a query of only common words lists the newest messages with any of them.
         expression = any_term_expression(rare or terms)
-        rows = ranked_rows(conn, expression, where, params, limit)
+        rows = ranked_rows(conn, expression, where, params, limit, expression if rare else None)
     except sqlite3.OperationalError as exc:  # quoting makes this unreachable; stay safe
         log.warning("any-term search failed for %r: %s", query[:200], exc)
         return []
@@ -127,12 +127,13 @@ def any_term_search(
 
 
 def _common(conn: sqlite3.Connection, term: str) -> bool:
-    """True when more than RANK_CAP messages contain `term` (counting stops there)."""
-    row = conn.execute(
-        "SELECT COUNT(*) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
-        (any_term_expression([term]), RANK_CAP + 1),
-    ).fetchone()
-    return int(row[0]) > RANK_CAP
+    """Whether `term` (with its prefix matches) is in more than RANK_CAP messages; the
+    plain word is counted first, as its prefix matches are a superset (and slower)."""
+    plain = any_term_expression([term]).removesuffix(" *")
+    if is_common(conn, plain):
+        return True
+    expression = any_term_expression([term])
+    return expression != plain and is_common(conn, expression)
 
 
 def _escape_like(text: str) -> str:
