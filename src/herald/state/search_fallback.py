@@ -136,10 +136,6 @@ def _common(conn: sqlite3.Connection, term: str) -> bool:
     return expression != plain and is_common(conn, expression)
 
 
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
 def _snippet(content: str, pieces: Sequence[str]) -> str:
     start = -1
     piece = ""
@@ -177,9 +173,11 @@ def trigram_search(
     if not pieces or limit <= 0:
         return []
     where, params = _filters(exclude_session_id, exclude_ids, identity)
-    like = "m.content LIKE ? ESCAPE '\\'"
+    # Pieces are runs of scripts without letter case, so a plain substring test (instr,
+    # several times faster than LIKE) finds exactly what LIKE would.
+    like = "instr(m.content, ?) > 0"
     score = " + ".join(f"(CASE WHEN {like} THEN 1 ELSE 0 END)" for _ in pieces)
-    patterns = [f"%{_escape_like(piece)}%" for piece in pieces]
+    patterns = list(pieces)
     sql = (
         "SELECT * FROM (SELECT m.id, m.session_id, m.role, m.created_at, m.active, m.content, "
         f"{score} AS matched FROM messages m WHERE m.id > ? AND m.content IS NOT NULL"
