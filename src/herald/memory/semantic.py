@@ -34,16 +34,28 @@ class VectorHit:
     similarity: float
 
 
+# Per database path: (its history's name, the id up to which every message has a vector).
+_complete_up_to: dict[str, tuple[str, int]] = {}
+
+
 def index_pending(store: Any, limit: int | None = PENDING_PER_QUERY) -> int:
     """Embed up to `limit` messages without a vector (None: all); returns how many."""
     model = minilm.load()
     if model is None:
         return 0
+    key = str(getattr(store, "path", id(store)))
     done = 0
     while limit is None or done < limit:
         size = BATCH if limit is None else min(BATCH, limit - done)
-        batch = store.pending_vectors(minilm.MODEL_ID, size)
+        history, newest = store.message_high_water()  # first: a message added meanwhile waits
+        known_history, after = _complete_up_to.get(key, ("", 0))
+        if known_history != history:  # another file at this path
+            after = 0
+        batch = store.pending_vectors(minilm.MODEL_ID, size, after)
         if not batch:
+            # Everything up to the newest message has a vector: later calls look only
+            # past it, instead of walking the whole window to find nothing.
+            _complete_up_to[key] = (history, max(after, newest))
             break
         vectors = model.embed([text for _, text in batch])
         store.put_vectors(

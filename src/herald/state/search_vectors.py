@@ -47,11 +47,13 @@ def window_floor(conn: sqlite3.Connection) -> int:
     return max(0, int(row[0] or 0) - WINDOW)
 
 
-def pending(conn: sqlite3.Connection, model: str, limit: int) -> list[tuple[int, str]]:
+def pending(
+    conn: sqlite3.Connection, model: str, limit: int, after_id: int = 0
+) -> list[tuple[int, str]]:
     """Up to `limit` (id, content) of messages in the window with no vector from
     `model`, newest first (what was said lately is what is asked about first)."""
     roles = ", ".join("?" for _ in EMBEDDED_ROLES)
-    floor = window_floor(conn)
+    floor = max(window_floor(conn), after_id)
     head = "SELECT m.id, m.content FROM messages m "
     tail = (
         f" m.id > ? AND m.content IS NOT NULL AND m.content != '' AND m.role IN ({roles})"

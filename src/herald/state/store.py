@@ -640,10 +640,20 @@ class StateStore:
 
     # -- message vectors (hybrid search; see herald.state.search_vectors) -------------
 
-    def pending_vectors(self, model: str, limit: int) -> list[tuple[int, str]]:
-        """(id, content) of messages `model` has not embedded yet, oldest first."""
+    def pending_vectors(self, model: str, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
+        """(id, content) of messages past `after_id` in the vector window that `model`
+        has not embedded yet, newest first."""
         with self._readers.connection() as conn:
-            return vectors.pending(conn, model, limit)
+            return vectors.pending(conn, model, limit, after_id)
+
+    def message_high_water(self) -> tuple[str, int]:
+        """(the first session's id, the newest message id): the first names this file's
+        history (session ids carry random digits), so a file replaced at the same path
+        is told apart from the one it replaced."""
+        with self._readers.connection() as conn:
+            first = conn.execute("SELECT id FROM sessions ORDER BY rowid LIMIT 1").fetchone()
+            row = conn.execute("SELECT MAX(id) FROM messages").fetchone()
+            return (str(first[0]) if first else "", int(row[0] or 0))
 
     def put_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
         with self._transaction() as conn:
