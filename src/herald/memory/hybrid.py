@@ -26,7 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from herald.memory import query_parse, semantic
+import herald.memory.query_parse as query_parse
+import herald.memory.semantic as semantic
 
 RRF_K = 60.0
 FTS_WEIGHT = 1.0

@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from herald.memory import minilm
+import herald.memory.minilm as minilm
 
 PENDING_PER_QUERY = 32  # messages embedded before a search (the rest on later ones)
 BATCH = 32

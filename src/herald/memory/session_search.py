@@ -30,8 +30,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
+import herald.memory.hybrid as hybrid
 from herald.config.schema_memory import SessionSearchConfig
-from herald.memory import hybrid
 from herald.memory.session_view import Budget, clip_text, compact, message_view, session_view
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext, ToolRegistry, ToolSpec
