@@ -159,6 +159,20 @@ def test_vectors_made_after_a_search_are_seen_by_the_next(store: StateStore) -> 
 
 
 @needs_model
+def test_a_long_backlog_is_embedded_in_the_background(
+    store: StateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(semantic, "PENDING_PER_QUERY", 2)
+    _session(store, [f"message number {i} about gardening" for i in range(5)])
+    hits = rank_messages(store, "gardening", limit=10)  # does not wait for the five
+    assert len(hits) == 5
+    worker = semantic._background[str(store.path)]
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    assert store.pending_vectors("all-MiniLM-L6-v2", 10) == []
+
+
+@needs_model
 def test_a_replaced_database_file_is_not_searched_with_the_old_ones_vectors(
     tmp_path: Path,
 ) -> None:

@@ -162,7 +162,7 @@ def rank_messages(
         add("fts", position, found, found.snippet, found.message_id in strict_ids)
 
     if use_vectors and semantic.available():
-        semantic.index_pending(store)
+        semantic.index_for_search(store)
         vector = semantic.embed_query(meaning_query(query))
         near = []
         if vector is not None:

@@ -3,22 +3,24 @@ nearest messages to a query by cosine similarity (numpy, brute force).
 
 Optional all the way: without numpy or the model package (`minilm.INSTALL_HINT`),
 `available()` is False and search is full-text only. Vectors live in state.db
-(`herald.state.search_vectors`, the newest 50,000 messages); they are made lazily, a
-bounded batch per search (newest first), so no turn waits for a whole history to be
-embedded. Each process keeps a database's window of vectors in memory and tops it up
+(`herald.state.search_vectors`, the newest 50,000 messages); they are made lazily
+(newest first): the few new messages since the last search inline, a longer backlog
+by a background thread, so no search waits for a whole history to be embedded. Each process keeps a database's window of vectors in memory and tops it up
 from what was written since, so a search reads only new rows.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 import herald.memory.minilm as minilm
 
-PENDING_PER_QUERY = 32  # messages embedded before a search (the rest on later ones)
+PENDING_PER_QUERY = 32  # a backlog up to this is embedded before a search, inline
 BATCH = 32
+log = logging.getLogger(__name__)
 # Below this cosine similarity a message is not about the query: MiniLM puts unrelated
 # sentences near 0.0-0.2, so without a floor every search "finds" something.
 MIN_SIMILARITY = 0.3
@@ -64,6 +66,43 @@ def index_pending(store: Any, limit: int | None = PENDING_PER_QUERY) -> int:
         )
         done += len(batch)
     return done
+
+
+_background: dict[str, threading.Thread] = {}
+_background_lock = threading.Lock()
+
+
+def index_for_search(store: Any) -> None:
+    """Before a search: a backlog of at most PENDING_PER_QUERY messages (the latest turns)
+    is embedded now, so the search sees them; a longer one (a history from before the
+    model was installed) is embedded by one background thread per database, and
+    searches meanwhile use the vectors already made instead of waiting."""
+    key = str(getattr(store, "path", id(store)))
+    with _background_lock:
+        running = _background.get(key)
+        if running is not None and running.is_alive():
+            return
+    history, _newest = store.message_high_water()
+    known_history, after = _complete_up_to.get(key, ("", 0))
+    backlog = store.pending_vectors(
+        minilm.MODEL_ID, PENDING_PER_QUERY + 1, after if known_history == history else 0
+    )
+    if len(backlog) <= PENDING_PER_QUERY:
+        index_pending(store)
+        return
+    thread = threading.Thread(
+        target=_index_quietly, args=(store,), name="herald-vectors", daemon=True
+    )
+    with _background_lock:
+        _background[key] = thread
+    thread.start()
+
+
+def _index_quietly(store: Any) -> None:
+    try:
+        index_pending(store, limit=None)
+    except Exception:  # a closed store or a busy file: the next search starts it again
+        log.debug("background vector indexing stopped", exc_info=True)
 
 
 def embed_query(text: str) -> Any | None:
