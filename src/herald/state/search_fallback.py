@@ -24,10 +24,12 @@ from herald.state.search import (
     SNIPPET_CLOSE,
     SNIPPET_ELLIPSIS,
     SNIPPET_OPEN,
-    SNIPPET_TOKENS,
     _is_unsegmented,
     hit_from_row,
+    is_common,
     query_terms,
+    ranked_rows,
+    scan_floor,
 )
 
 log = logging.getLogger(__name__)
@@ -111,24 +113,27 @@ def any_term_search(
     if not terms or limit <= 0:
         return []
     where, params = _filters(exclude_session_id, exclude_ids, identity)
-    sql = (
-        "SELECT m.id, m.session_id, m.role, m.created_at, m.active, "
-        f"snippet(messages_fts, 0, ?, ?, ?, {SNIPPET_TOKENS}) AS snip, "
-        "bm25(messages_fts) AS score "
-        "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-        f"WHERE messages_fts MATCH ?{where} ORDER BY score, m.id LIMIT ?"
-    )
-    args = [SNIPPET_OPEN, SNIPPET_CLOSE, SNIPPET_ELLIPSIS, any_term_expression(terms)]
     try:
-        rows = conn.execute(sql, [*args, *params, limit]).fetchall()
+        rare = [term for term in terms if not _common(conn, term)]
+        # Any word may match, so a common one would make most messages matches: when
+        # rarer words remain, the common ones are left out (they would rank low anyway);
+        # a query of only common words lists the newest messages with any of them.
+        expression = any_term_expression(rare or terms)
+        rows = ranked_rows(conn, expression, where, params, limit, expression if rare else None)
     except sqlite3.OperationalError as exc:  # quoting makes this unreachable; stay safe
         log.warning("any-term search failed for %r: %s", query[:200], exc)
         return []
     return [hit_from_row(row) for row in rows]
 
 
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def _common(conn: sqlite3.Connection, term: str) -> bool:
+    """Whether `term` (with its prefix matches) is in more than RANK_CAP messages; the
+    plain word is counted first, as its prefix matches are a superset (and slower)."""
+    plain = any_term_expression([term]).removesuffix(" *")
+    if is_common(conn, plain):
+        return True
+    expression = any_term_expression([term])
+    return expression != plain and is_common(conn, expression)
 
 
 def _snippet(content: str, pieces: Sequence[str]) -> str:
@@ -168,18 +173,21 @@ def trigram_search(
     if not pieces or limit <= 0:
         return []
     where, params = _filters(exclude_session_id, exclude_ids, identity)
-    like = "m.content LIKE ? ESCAPE '\\'"
+    # Pieces are runs of scripts without letter case, so a plain substring test (instr,
+    # several times faster than LIKE) finds exactly what LIKE would.
+    like = "instr(m.content, ?) > 0"
     score = " + ".join(f"(CASE WHEN {like} THEN 1 ELSE 0 END)" for _ in pieces)
-    patterns = [f"%{_escape_like(piece)}%" for piece in pieces]
+    patterns = list(pieces)
     sql = (
         "SELECT * FROM (SELECT m.id, m.session_id, m.role, m.created_at, m.active, m.content, "
-        f"{score} AS matched FROM messages m WHERE m.content IS NOT NULL"
+        f"{score} AS matched FROM messages m WHERE m.id > ? AND m.content IS NOT NULL"
         f" AND ({' OR '.join(like for _ in pieces)}){where})"
         " WHERE matched >= ? ORDER BY matched DESC, id DESC LIMIT ?"
     )
     needed = max(1, math.ceil(len(pieces) / 3))
     try:
-        rows = conn.execute(sql, [*patterns, *patterns, *params, needed, limit]).fetchall()
+        floor = scan_floor(conn)
+        rows = conn.execute(sql, [*patterns, floor, *patterns, *params, needed, limit]).fetchall()
     except sqlite3.OperationalError as exc:
         log.warning("trigram search failed: %s", exc)
         return []

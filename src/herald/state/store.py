@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import herald.state.history as history
 import herald.state.search as fts
 import herald.state.search_fallback as fallback
+import herald.state.search_vectors as vectors
 from herald.state.compaction import check_replace_ids, plan_replacement
 from herald.state.connection import ReaderPool, enable_wal, is_busy, open_connection
 from herald.state.errors import StateError
@@ -639,3 +640,37 @@ class StateStore:
                 for row in conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchall()
             ]
             return history.summarize(conn, sessions)
+
+    # -- message vectors (hybrid search; see herald.state.search_vectors) -------------
+
+    def pending_vectors(self, model: str, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
+        """(id, content) of messages past `after_id` in the vector window that `model`
+        has not embedded yet, newest first."""
+        with self._readers.connection() as conn:
+            return vectors.pending(conn, model, limit, after_id)
+
+    def message_high_water(self) -> tuple[str, int]:
+        """(the first session's id, the newest message id): the first names this file's
+        history (session ids carry random digits), so a file replaced at the same path
+        is told apart from the one it replaced."""
+        with self._readers.connection() as conn:
+            first = conn.execute("SELECT id FROM sessions ORDER BY rowid LIMIT 1").fetchone()
+            row = conn.execute("SELECT MAX(id) FROM messages").fetchone()
+            return (str(first[0]) if first else "", int(row[0] or 0))
+
+    def put_vectors(self, model: str, rows: Sequence[tuple[int, bytes]]) -> None:
+        with self._transaction() as conn:
+            vectors.put(conn, model, rows)
+
+    def load_vectors_since(
+        self, model: str, after_seq: int, file_name: str
+    ) -> tuple[list[tuple[int, int, str, str, bytes]], int, str]:
+        """Vectors written after `after_seq` inside the window, the window floor and
+        the vectors' file name (see herald.state.search_vectors.load_since)."""
+        with self._readers.connection() as conn:
+            return vectors.load_since(conn, model, after_seq, file_name)
+
+    def candidate_rows(self, ids: Sequence[int]) -> list[sqlite3.Row]:
+        """Rows (id, session_id, role, created_at, active, identity, content) of `ids`."""
+        with self._readers.connection() as conn:
+            return vectors.candidate_rows(conn, ids)

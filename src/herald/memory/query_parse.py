@@ -1,0 +1,194 @@
+"""What a recall query asks for, besides its words: a time span, and names.
+
+- `time_span(query, now)`: "in May", "May 2023", "in 2022", "last summer",
+  "last week", "yesterday", "3 days ago", "this month", ... as a (start, end)
+  interval of Unix times, resolved against `now` (a month or season without a
+  year is the latest one that has begun by `now`).
+- `names(query)`: capitalised words that are not sentence-initial function words
+  ("Caroline", "LGBTQ", "Paris"): people, places, projects.
+- `content_terms(query)`: the words worth matching, without question and
+  function words, so "What did Caroline research?" looks for caroline, research.
+
+Pure functions of the text (and `now`): no I/O, nothing raises for any input.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+_STOPWORDS_TEXT = """
+    a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in
+    into is it its itself just me more most my myself no nor not now of off on once only or
+    other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up
+    very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves also ever kind sort likely might may must shall get got
+    there's what's who's it's i'm i've you've we've they've
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+MONTHS = {name.lower(): index for index, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): index for index, name in enumerate(calendar.month_abbr) if name})
+MONTHS["sept"] = 9
+SEASONS = {
+    "spring": (3, 5),
+    "summer": (6, 8),
+    "autumn": (9, 11),
+    "fall": (9, 11),
+    "winter": (12, 2),
+}
+_UNITS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+_NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+# A capitalised month name is a time, not a name, except "May" at a sentence start
+# ("May I ...") which names() also leaves out as a function word.
+_NOT_NAMES = STOPWORDS | set(MONTHS) | set(SEASONS) | {"i", "yesterday", "today", "last"}
+
+
+@dataclass(frozen=True)
+class TimeSpan:
+    start: float
+    end: float
+    label: str
+
+    def contains(self, timestamp: float) -> bool:
+        return self.start <= timestamp < self.end
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text or "")
+
+
+def content_terms(query: str) -> list[str]:
+    """Lower-cased distinct words that are not function or question words."""
+    out: list[str] = []
+    for word in words(query):
+        lower = word.lower()
+        if lower not in STOPWORDS and lower not in out and not lower.endswith("'s"):
+            out.append(lower)
+        elif lower.endswith("'s") and lower[:-2] not in out and lower[:-2] not in STOPWORDS:
+            out.append(lower[:-2])
+    return out
+
+
+def names(query: str) -> list[str]:
+    """Capitalised words that name something (people, places, things), in order."""
+    out: list[str] = []
+    for word in words(query):
+        base = word[:-2] if word.lower().endswith("'s") else word
+        if base[:1].isupper() and base.lower() not in _NOT_NAMES and base not in out:
+            out.append(base)
+    return out
+
+
+def _utc(year: int, month: int, day: int = 1) -> datetime:
+    return datetime(year, month, day, tzinfo=UTC)
+
+
+def _month_span(year: int, month: int) -> tuple[datetime, datetime]:
+    start = _utc(year, month)
+    end = _utc(year + (month == 12), month % 12 + 1)
+    return start, end
+
+
+def _latest_year(month: int, now: datetime) -> int:
+    """The year of the latest `month` that has begun by `now`."""
+    return now.year if month <= now.month else now.year - 1
+
+
+def _season_span(season: str, year: int) -> tuple[datetime, datetime]:
+    first, last = SEASONS[season]
+    start_year = year - 1 if first > last else year  # winter starts the December before
+    start = _utc(start_year, first)
+    return start, _month_span(year, last)[1]
+
+
+def _span(start: datetime, end: datetime, label: str) -> TimeSpan:
+    return TimeSpan(start.timestamp(), end.timestamp(), label)
+
+
+def time_span(query: str, now: float) -> TimeSpan | None:
+    """The interval the query's time words name, or None when it names none."""
+    try:
+        return _time_span(query, datetime.fromtimestamp(now, UTC))
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def _time_span(query: str, now: datetime) -> TimeSpan | None:
+    tokens = [w.lower() for w in words(query)]
+    text = " ".join(tokens)
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    if "yesterday" in tokens:
+        return _span(day - timedelta(days=1), day, "yesterday")
+    if "today" in tokens:
+        return _span(day, day + timedelta(days=1), "today")
+    ago = re.search(r"\b(\d+|a|an|one|two|three|four|five|six) (day|week|month|year)s? ago\b", text)
+    if ago:
+        count = int(ago.group(1)) if ago.group(1).isdigit() else _NUMBER_WORDS[ago.group(1)]
+        days = count * _UNITS[ago.group(2)]
+        slack = max(1, _UNITS[ago.group(2)] // 2 + (ago.group(2) != "day"))
+        centre = day - timedelta(days=days)
+        return _span(centre - timedelta(days=slack), centre + timedelta(days=slack + 1), ago[0])
+    relative = re.search(
+        r"\b(last|this|past) (week|month|year|spring|summer|autumn|fall|winter)\b", text
+    )
+    if relative:
+        which, unit = relative.group(1), relative.group(2)
+        if unit in SEASONS:
+            year = now.year
+            start, end = _season_span(unit, year)
+            if which == "last" or start > now:
+                while end > now or (which == "last" and start <= now < end):
+                    year -= 1
+                    start, end = _season_span(unit, year)
+            return _span(start, end, relative[0])
+        if unit == "week":
+            monday = day - timedelta(days=day.weekday())
+            if which == "this":
+                return _span(monday, monday + timedelta(days=7), relative[0])
+            return _span(monday - timedelta(days=7), monday, relative[0])
+        if unit == "month":
+            start, end = _month_span(now.year, now.month)
+            if which == "this":
+                return _span(start, end, relative[0])
+            prev = start - timedelta(days=1)
+            return _span(*_month_span(prev.year, prev.month), relative[0])
+        if which == "this":
+            return _span(_utc(now.year, 1), _utc(now.year + 1, 1), relative[0])
+        return _span(_utc(now.year - 1, 1), _utc(now.year, 1), relative[0])
+    for index, token in enumerate(tokens):
+        month = MONTHS.get(token)
+        if month is None or (token == "may" and not _may_is_month(tokens, index)):
+            continue
+        following = tokens[index + 1 : index + 3]
+        year = next((int(t) for t in following if re.fullmatch(r"(19|20)\d\d", t)), None)
+        if year is None:
+            year = _latest_year(month, now)
+        return _span(*_month_span(year, month), f"{token} {year}")
+    for token in tokens:
+        if re.fullmatch(r"(19|20)\d\d", token):
+            year = int(token)
+            return _span(_utc(year, 1), _utc(year + 1, 1), token)
+    return None
+
+
+def _may_is_month(tokens: list[str], index: int) -> bool:
+    """'in May', 'May 2023', 'since may' are the month; 'may I', 'you may' are not."""
+    before = tokens[index - 1] if index > 0 else ""
+    after = tokens[index + 1] if index + 1 < len(tokens) else ""
+    return before in {
+        "in",
+        "since",
+        "during",
+        "of",
+        "early",
+        "late",
+        "mid",
+        "last",
+        "this",
+    } or bool(re.fullmatch(r"\d{1,4}", after))

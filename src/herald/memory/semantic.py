@@ -1,0 +1,203 @@
+"""Message vectors: embedding stored messages with the bundled MiniLM, and the
+nearest messages to a query by cosine similarity (numpy, brute force).
+
+Optional all the way: without numpy or the model package (`minilm.INSTALL_HINT`),
+`available()` is False and search is full-text only. Vectors live in state.db
+(`herald.state.search_vectors`, the newest 50,000 messages); they are made lazily
+(newest first): the few new messages since the last search inline, a longer backlog
+by a background thread, so no search waits for a whole history to be embedded. Each process keeps a database's window of vectors in memory and tops it up
+from what was written since, so a search reads only new rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import herald.memory.minilm as minilm
+
+PENDING_PER_QUERY = 32  # a backlog up to this is embedded before a search, inline
+BATCH = 32
+log = logging.getLogger(__name__)
+# Below this cosine similarity a message is not about the query: MiniLM puts unrelated
+# sentences near 0.0-0.2, so without a floor every search "finds" something.
+MIN_SIMILARITY = 0.3
+
+
+def available() -> bool:
+    return minilm.numpy_installed() and minilm.model_dir() is not None
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    message_id: int
+    similarity: float
+
+
+# Per database path: (its history's name, the id up to which every message has a vector).
+_complete_up_to: dict[str, tuple[str, int]] = {}
+
+
+def index_pending(store: Any, limit: int | None = PENDING_PER_QUERY) -> int:
+    """Embed up to `limit` messages without a vector (None: all); returns how many."""
+    model = minilm.load()
+    if model is None:
+        return 0
+    key = str(getattr(store, "path", id(store)))
+    done = 0
+    while limit is None or done < limit:
+        size = BATCH if limit is None else min(BATCH, limit - done)
+        history, newest = store.message_high_water()  # first: a message added meanwhile waits
+        known_history, after = _complete_up_to.get(key, ("", 0))
+        if known_history != history:  # another file at this path
+            after = 0
+        batch = store.pending_vectors(minilm.MODEL_ID, size, after)
+        if not batch:
+            # Everything up to the newest message has a vector: later calls look only
+            # past it, instead of walking the whole window to find nothing.
+            _complete_up_to[key] = (history, max(after, newest))
+            break
+        vectors = model.embed([text for _, text in batch])
+        store.put_vectors(
+            minilm.MODEL_ID,
+            [(message_id, vectors[i].tobytes()) for i, (message_id, _) in enumerate(batch)],
+        )
+        done += len(batch)
+    return done
+
+
+_background: dict[str, threading.Thread] = {}
+_background_lock = threading.Lock()
+
+
+def index_for_search(store: Any) -> None:
+    """Before a search: a backlog of at most PENDING_PER_QUERY messages (the latest turns)
+    is embedded now, so the search sees them; a longer one (a history from before the
+    model was installed) is embedded by one background thread per database, and
+    searches meanwhile use the vectors already made instead of waiting."""
+    key = str(getattr(store, "path", id(store)))
+    with _background_lock:
+        running = _background.get(key)
+        if running is not None and running.is_alive():
+            return
+    history, _newest = store.message_high_water()
+    known_history, after = _complete_up_to.get(key, ("", 0))
+    backlog = store.pending_vectors(
+        minilm.MODEL_ID, PENDING_PER_QUERY + 1, after if known_history == history else 0
+    )
+    if len(backlog) <= PENDING_PER_QUERY:
+        index_pending(store)
+        return
+    thread = threading.Thread(
+        target=_index_quietly, args=(store,), name="herald-vectors", daemon=True
+    )
+    with _background_lock:
+        _background[key] = thread
+    thread.start()
+
+
+def _index_quietly(store: Any) -> None:
+    try:
+        index_pending(store, limit=None)
+    except Exception:  # a closed store or a busy file: the next search starts it again
+        log.debug("background vector indexing stopped", exc_info=True)
+
+
+def embed_query(text: str) -> Any | None:
+    """The query's vector; None without the model, or when the model knows none of its
+    words (a vector of [UNK]s is near everything and means nothing)."""
+    model = minilm.load()
+    if model is None:
+        return None
+    tokenizer = model.tokenizer
+    special = {tokenizer.unk, tokenizer.cls, tokenizer.sep}
+    if all(token in special for token in tokenizer.encode(text)):
+        return None
+    return model.embed([text])[0]
+
+
+class _Vectors:
+    """One database's window of vectors in memory, topped up from `seq` on each search."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.seq = 0
+        self.name = ""  # the file's vectors' name (herald.state.search_vectors)
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.identities = np.zeros(0, dtype=object)
+        self.sessions = np.zeros(0, dtype=object)
+        self.matrix = np.zeros((0, minilm.DIMENSION), dtype=np.float32)
+
+    def refresh(self, store: Any) -> None:
+        import numpy as np
+
+        rows, floor, name = store.load_vectors_since(minilm.MODEL_ID, self.seq, self.name)
+        if name != self.name:  # another file's vectors (a restore): start over
+            self.__init__()  # type: ignore[misc]
+            self.name = name
+        keep = self.ids > floor
+        if rows:
+            self.seq = rows[-1][0]
+            new_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+            keep &= ~np.isin(self.ids, new_ids)  # a re-made vector replaces the old one
+            fresh = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32)
+            self.ids = np.concatenate([self.ids[keep], new_ids])
+            self.identities = np.concatenate(
+                [self.identities[keep], np.array([r[2] for r in rows], dtype=object)]
+            )
+            self.sessions = np.concatenate(
+                [self.sessions[keep], np.array([r[3] for r in rows], dtype=object)]
+            )
+            self.matrix = np.concatenate(
+                [self.matrix[keep], fresh.reshape(len(rows), minilm.DIMENSION)]
+            )
+        elif not keep.all():
+            self.ids, self.identities = self.ids[keep], self.identities[keep]
+            self.sessions, self.matrix = self.sessions[keep], self.matrix[keep]
+
+
+_cache: dict[str, _Vectors] = {}
+_cache_lock = threading.Lock()
+
+
+def nearest(
+    store: Any,
+    query_vector: Any,
+    *,
+    limit: int,
+    identity: str | None,
+    session_id: str | None,
+    exclude_session_id: str | None,
+) -> list[VectorHit]:
+    """The `limit` stored messages most similar to `query_vector` (at least
+    MIN_SIMILARITY), best first; ties: the newer message first. With `identity`, only
+    that identity's messages are compared at all (invariant 19)."""
+    import numpy as np
+
+    key = str(getattr(store, "path", id(store)))
+    with _cache_lock:
+        vectors = _cache.get(key)
+        if vectors is None:
+            vectors = _cache[key] = _Vectors()
+        vectors.refresh(store)
+        ids, matrix = vectors.ids, vectors.matrix
+        mask = np.ones(len(ids), dtype=bool)
+        if identity is not None:
+            mask &= vectors.identities == identity
+        if session_id is not None:
+            mask &= vectors.sessions == session_id
+        if exclude_session_id is not None:
+            mask &= vectors.sessions != exclude_session_id
+    ids, matrix = ids[mask], matrix[mask]
+    if len(ids) == 0:
+        return []
+    scores = matrix @ query_vector.astype(np.float32)
+    top = min(limit, len(ids))
+    picked = np.argpartition(-scores, top - 1)[:top]
+    ordered = sorted(picked.tolist(), key=lambda i: (-float(scores[i]), -int(ids[i])))
+    return [
+        VectorHit(int(ids[i]), float(scores[i])) for i in ordered if scores[i] >= MIN_SIMILARITY
+    ]

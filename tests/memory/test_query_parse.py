@@ -1,0 +1,82 @@
+"""Query understanding for recall: time spans, names and content words."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from herald.memory.query_parse import content_terms, names, time_span
+
+NOW = datetime(2023, 10, 18, 15, 30, tzinfo=UTC).timestamp()  # a Wednesday
+
+
+def span_dates(query: str, now: float = NOW) -> tuple[str, str] | None:
+    span = time_span(query, now)
+    if span is None:
+        return None
+    fmt = "%Y-%m-%d"
+    start = datetime.fromtimestamp(span.start, UTC).strftime(fmt)
+    end = datetime.fromtimestamp(span.end, UTC).strftime(fmt)
+    return start, end
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("what did we talk about in May", ("2023-05-01", "2023-06-01")),
+        ("the trip in May 2022", ("2022-05-01", "2022-06-01")),
+        ("anything from December?", ("2022-12-01", "2023-01-01")),  # latest December begun
+        ("what happened in October", ("2023-10-01", "2023-11-01")),  # the current month
+        ("plans for Sept 2021", ("2021-09-01", "2021-10-01")),
+        ("the concert in 2022", ("2022-01-01", "2023-01-01")),
+        ("where did she go last summer", ("2023-06-01", "2023-09-01")),
+        ("last winter's ski trip", ("2022-12-01", "2023-03-01")),
+        ("this summer", ("2023-06-01", "2023-09-01")),
+        ("what did I cook yesterday", ("2023-10-17", "2023-10-18")),
+        ("notes from today", ("2023-10-18", "2023-10-19")),
+        ("last week", ("2023-10-09", "2023-10-16")),
+        ("this week", ("2023-10-16", "2023-10-23")),
+        ("last month", ("2023-09-01", "2023-10-01")),
+        ("this year", ("2023-01-01", "2024-01-01")),
+        ("last year", ("2022-01-01", "2023-01-01")),
+        ("3 days ago", ("2023-10-14", "2023-10-17")),
+        ("two weeks ago", ("2023-09-30", "2023-10-09")),  # give or take half a week
+    ],
+)
+def test_time_words_become_a_span(query: str, expected: tuple[str, str]) -> None:
+    assert span_dates(query) == expected
+
+
+def test_last_summer_while_it_is_summer_is_the_year_before() -> None:
+    july = datetime(2023, 7, 10, tzinfo=UTC).timestamp()
+    assert span_dates("last summer", july) == ("2022-06-01", "2022-09-01")
+    assert span_dates("this summer", july) == ("2023-06-01", "2023-09-01")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "may I ask what you think",
+        "you may want to check",
+        "what is Caroline's favourite book",
+        "",
+        "123456 is a number not a year",
+        "\x00\ud800 weird",
+    ],
+)
+def test_no_time_words_no_span(query: str) -> None:
+    assert time_span(query, NOW) is None
+
+
+def test_names_are_capitalised_non_function_words() -> None:
+    assert names("When did Caroline go to the LGBTQ support group?") == ["Caroline", "LGBTQ"]
+    assert names("What is Melanie's favourite book?") == ["Melanie"]
+    assert names("What did we do in May last summer?") == []  # time words are not names
+    assert names("Did Jon and Gina meet in Paris? Jon said so.") == ["Jon", "Gina", "Paris"]
+
+
+def test_content_terms_drop_question_and_function_words() -> None:
+    assert content_terms("What did Caroline research?") == ["caroline", "research"]
+    assert content_terms("What is Melanie's favourite book?") == ["melanie", "favourite", "book"]
+    assert content_terms("what is it") == []
