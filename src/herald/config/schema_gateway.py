@@ -118,6 +118,19 @@ class HygieneConfig(StrictModel):
     )
 
 
+class SendFileConfig(StrictModel):
+    """Files a turn sends to its chat (the send_file tool)."""
+
+    max_mb: float = Field(20.0, gt=0, description="largest file send_file uploads to a chat")
+    platform_max_mb: dict[str, float] = Field(
+        default_factory=dict,
+        description="per-platform limits over max_mb, e.g. {discord: 10, email: 15}",
+    )
+
+    def max_bytes(self, platform: str) -> int:
+        return int(self.platform_max_mb.get(platform, self.max_mb) * 1_000_000)
+
+
 class GatewayConfig(StrictModel):
     platforms: PlatformsConfig = Field(default_factory=PlatformsConfig)
     profile_routes: list[ProfileRoute] = Field(default_factory=list)
@@ -169,6 +182,7 @@ class GatewayConfig(StrictModel):
         300.0, ge=0, description="log an ignored user at most this often"
     )
     hygiene: HygieneConfig = Field(default_factory=HygieneConfig)
+    send_file: SendFileConfig = Field(default_factory=SendFileConfig)
     # ---- liveness (herald.gateway.watchdog) ----------------------------------------------
     watchdog: WatchdogConfig = Field(default_factory=WatchdogConfig)
     home_channel: str | None = Field(

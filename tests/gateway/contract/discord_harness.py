@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import PlatformHarness, Sent, Where
+from harness import FileSeen, PlatformHarness, Sent, Where
 
 from herald.testing.fake_discord import FakeDiscordServer, SentMessage
 
@@ -101,6 +101,14 @@ class DiscordHarness(PlatformHarness):
 
     def storm(self, on: bool) -> None:
         self.server.storm(503 if on else None)
+
+    def files(self, *, where: Where = "dm", thread: str | None = None) -> list[FileSeen]:
+        channel = self._channel(self.owner, where, thread)
+        return [
+            FileSeen(f.filename, f.data, m.content)
+            for m in self.server.sent_messages(channel)
+            for f in m.files
+        ]
 
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         channel = self._channel(self.owner, where, thread)

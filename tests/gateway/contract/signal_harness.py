@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from harness import PlatformHarness, Sent, Where
+from harness import FileSeen, PlatformHarness, Sent, Where
 
 from herald.gateway.platforms.signal.adapter import _EMOJI_FOR
 from herald.testing.fake_signal import FakeSignalServer, SignalSent
@@ -97,6 +97,14 @@ class SignalHarness(PlatformHarness):
 
     def storm(self, on: bool) -> None:
         self.server.storm(on)
+
+    def files(self, *, where: Where = "dm", thread: str | None = None) -> list[FileSeen]:
+        chat = OWNER if where == "dm" else (thread or GROUP)
+        return [
+            FileSeen(name, data, s.text)
+            for s in self.server.sent_to(chat)
+            for name, data in s.files
+        ]
 
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         chat = OWNER if where == "dm" else (thread or GROUP)
