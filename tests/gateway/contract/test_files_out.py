@@ -5,6 +5,7 @@ own files, and a group chat needs the owner's press."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,13 @@ async def test_a_file_the_model_sends_arrives_in_the_chat(
     assert "your file" in seen.caption
     await harness.wait_for(lambda s: s.text == "File step done.", "the answer")
     assert len(harness.files()) == 1  # sent once
+    with sqlite3.connect(running.settings.home.state_db) as db:  # and in the ledger
+        rows = db.execute(
+            "SELECT platform, status, message_id FROM gateway_deliveries"
+            " WHERE delivery_key LIKE 'file:%'"
+        ).fetchall()
+    assert [(platform, status) for platform, status, _id in rows] == [(harness.name, "sent")]
+    assert rows[0][2]  # the platform's id of the upload
 
 
 @pytest.mark.slow
