@@ -84,6 +84,9 @@ class DiscordHarness(PlatformHarness):
     async def replay_taken(self) -> None:
         await self.server.await_dispatches_seen(timeout=30)
 
+    def fail_uploads(self, times: int) -> None:
+        self.server.fail_next("POST", "/messages", status=503, times=times, uploads_only=True)
+
     def fail_sends(self, times: int) -> None:
         # 503: discord.py retries 500/502/504 itself, so this one reaches Herald.
         self.server.fail_next("POST", "/messages", status=503, times=times)

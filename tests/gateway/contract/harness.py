@@ -119,6 +119,10 @@ class PlatformHarness(ABC):
     def fail_sends(self, times: int) -> None:
         """The next `times` message sends are refused with a server error (5xx)."""
 
+    @abstractmethod
+    def fail_uploads(self, times: int) -> None:
+        """The next `times` file uploads are refused with a server error (5xx)."""
+
     # ---- fault modes (the liveness suite) ----------------------------------------------------
 
     def liveness_config(self) -> dict[str, Any]:

@@ -86,6 +86,9 @@ class SignalHarness(PlatformHarness):
             await asyncio.sleep(0.05)
         raise TimeoutError("signal: the replayed message was never taken from the stream")
 
+    def fail_uploads(self, times: int) -> None:
+        self.server.fail_uploads(times)
+
     def fail_sends(self, times: int) -> None:
         self.server.fail_sends(times)
 

@@ -94,6 +94,9 @@ class SlackHarness(PlatformHarness):
             lambda: all(e.acked for e in self.server.envelopes), 30, "for every envelope's ack"
         )
 
+    def fail_uploads(self, times: int) -> None:
+        self.server.fail_next("files.completeUploadExternal", status=503, times=times)
+
     def fail_sends(self, times: int) -> None:
         self.server.fail_next("chat.postMessage", status=503, times=times)
 

@@ -82,6 +82,9 @@ class TelegramHarness(PlatformHarness):
     async def replay_taken(self) -> None:
         await self.server.await_replays_taken()
 
+    def fail_uploads(self, times: int) -> None:
+        self.server.fail_next("sendDocument", 502, "Bad Gateway", times=times)
+
     def fail_sends(self, times: int) -> None:
         self.server.fail_next("sendMessage", 502, "Bad Gateway", times=times)
 

@@ -42,6 +42,25 @@ async def test_a_file_the_model_sends_arrives_in_the_chat(
 
 
 @pytest.mark.slow
+async def test_a_refused_upload_is_told_to_the_model_and_left_failed_in_the_ledger(
+    harness: PlatformHarness, gateway: StartGateway, fake_llm: FakeLLMServer
+) -> None:
+    running = await gateway()
+    (Path(running.settings.config.gateway.cwd) / "report.csv").write_bytes(REPORT)
+    harness.fail_uploads(1)
+    harness.say(harness.owner, "please SENDFILE report.csv")
+    await harness.wait_for(lambda s: s.text == "File step done.", "the answer")
+    assert harness.files() == []
+    (result,) = tool_results(fake_llm)
+    assert "report.csv was not sent" in result
+    with sqlite3.connect(running.settings.home.state_db) as db:
+        rows = db.execute(
+            "SELECT status FROM gateway_deliveries WHERE delivery_key LIKE 'file:%'"
+        ).fetchall()
+    assert rows == [("failed",)]
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("secret", [".env", "config.yaml"])
 async def test_herald_own_files_are_never_sent(
     harness: PlatformHarness, gateway: StartGateway, fake_llm: FakeLLMServer, secret: str

@@ -77,6 +77,7 @@ class FakeSignalServer:
         self._silent = False
         self._storm = False
         self._fail_sends = 0
+        self._fail_uploads = 0  # sends that carry attachments
         self._drop_every: float | None = None
         self._server: StoppableHTTPServer[FakeSignalServer] | None = None
         self._thread: threading.Thread | None = None
@@ -228,6 +229,10 @@ class FakeSignalServer:
     def fail_sends(self, times: int) -> None:
         self._fail_sends = times
 
+    def fail_uploads(self, times: int) -> None:
+        """The next `times` sends with attachments fail (signal-cli cannot upload)."""
+        self._fail_uploads = times
+
     def drop_connections_every(self, seconds: float | None) -> None:
         self._drop_every = seconds
         if seconds is not None and (self._dropper is None or not self._dropper.is_alive()):
@@ -250,6 +255,9 @@ class FakeSignalServer:
             if self._fail_sends > 0:
                 self._fail_sends -= 1
                 return _error(rid, -1, "Failed to send message: network failure (fake)")
+            if self._fail_uploads > 0 and (params.get("attachments") or params.get("attachment")):
+                self._fail_uploads -= 1
+                return _error(rid, -1, "Failed to send message: attachment upload failed (fake)")
             recipients = params.get("recipient") or []
             if isinstance(recipients, str):
                 recipients = [recipients]
