@@ -233,3 +233,21 @@ def test_only_the_gateway_offers_send_file() -> None:
     assert "send_file" not in cli and "send_file" in chat
     assert "send_file" not in available_tool_names("herald-chat", None, builtin_tools())
     assert "send_file" not in available_tool_names("herald-api", None, gateway_tools())
+
+
+def test_a_link_in_the_workdir_to_herald_files_is_judged_by_where_it_points(
+    make_agent, fake_llm, tmp_path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    link = work / "harmless.txt"
+    fake_llm.set_handler(sending_model(str(link)))
+    chat = ChatInbox()
+    agent = make_agent(
+        config=CONFIG, enabled_tools=TOOLS, chat_files=chat, registry=gateway_tools()
+    )
+    link.symlink_to(tmp_path / "home" / "config.yaml")
+    agent.start_turn(f"send me {link}").result(60)
+    assert chat.received == []
+    (result,) = tool_results(fake_llm.model_requests()[-1])
+    assert "Refused" in result and "config.yaml" in result

@@ -50,6 +50,15 @@ def _megabytes(size: int) -> str:
     return f"{size / 1_000_000:.1f} MB"
 
 
+def _size(size: int) -> str:
+    """A size as people read it in a prompt (a small file is not "0.0 MB")."""
+    if size < 1_000:
+        return f"{size} bytes"
+    if size < 1_000_000:
+        return f"{size / 1_000:.1f} kB"
+    return _megabytes(size)
+
+
 def _refuse_control_plane(path: str, ctx: ToolContext) -> None:
     env = require_environment(ctx)
     names = check_env(ctx, env, env.cwd)
@@ -72,7 +81,7 @@ def _owner_approves(ctx: ToolContext, shown: str, size: int, platform: str) -> N
             "conversation they are in, or send it in a direct message."
         )
     prompt = ApprovalPrompt(
-        command=f"send_file {shown} ({_megabytes(size)})",
+        command=f"send_file {shown} ({_size(size)})",
         rule=GROUP_RULE,
         description=f"upload a file to this {platform} group chat: everyone in it will see it",
         choices=("once", "deny"),
