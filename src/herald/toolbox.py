@@ -90,8 +90,17 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("herald.delegation.tool", "delegation", ("delegate_task",)),
 )
 
+# What only the gateway's chat sessions are offered: a chat to send files to. The CLI and
+# every other surface build their registries without these, so the tools do not exist
+# there at all (and a gateway session outside a chat, the API's, has no chat port).
+GATEWAY_CAPABILITIES: tuple[Capability, ...] = (
+    Capability("herald.tools.send_file", "chat", ("send_file",)),
+)
+
 # The module names, for tools that list what the root composes (`herald doctor`, tests).
-CAPABILITY_MODULES: tuple[str, ...] = tuple(c.module for c in CAPABILITIES)
+CAPABILITY_MODULES: tuple[str, ...] = tuple(
+    c.module for c in (*CAPABILITIES, *GATEWAY_CAPABILITIES)
+)
 
 
 def _load(module: str) -> tuple[ToolSpec, ...]:
@@ -106,6 +115,11 @@ def builtin_tools(capabilities: Iterable[Capability] = CAPABILITIES) -> ToolRegi
             capability.tools, capability.toolset, functools.partial(_load, capability.module)
         )
     return registry
+
+
+def gateway_tools() -> ToolRegistry:
+    """The gateway's registry: every built-in capability and the chat ones."""
+    return builtin_tools((*CAPABILITIES, *GATEWAY_CAPABILITIES))
 
 
 def agent_tools(settings: Settings, *, base: ToolRegistry | None = None) -> ToolRegistry:
@@ -128,8 +142,10 @@ def default_registry() -> ToolRegistry:
 __all__ = [
     "CAPABILITIES",
     "CAPABILITY_MODULES",
+    "GATEWAY_CAPABILITIES",
     "Capability",
     "agent_tools",
     "builtin_tools",
     "default_registry",
+    "gateway_tools",
 ]

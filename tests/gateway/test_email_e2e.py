@@ -42,6 +42,10 @@ def _script(request: RecordedRequest) -> Reply | None:
         if message.get("role") == "user":
             break
         tools_done += message.get("role") == "tool"
+    if "SEND THE REPORT" in text:
+        if tools_done == 0:
+            return Reply.tool_call("send_file", {"path": "report.pdf", "caption": "The report."})
+        return Reply.text("Sent it.")
     if "RUN IT" in text:
         if tools_done == 0:
             return Reply.tool_call("terminal", {"command": APPROVAL_COMMAND})
@@ -251,6 +255,23 @@ async def test_approval_by_reply_code(
 
     mailbox.deliver(subject="Calc", body=f"approve {code}", reply_to=prompt, references=[asked])
     await _reply(smtp, lambda m: "printed 42" in m.get_content(), "the answer")
+
+
+async def test_a_file_the_model_sends_arrives_as_an_attachment_in_the_thread(
+    gateway: object, mailbox: Mailbox, smtp: SmtpSink, settings: Settings
+) -> None:
+    data = b"%PDF-1.4 fake report \x00\xff"
+    (Path(str(settings.config.gateway.cwd)) / "report.pdf").write_bytes(data)
+    asked = mailbox.deliver(subject="Numbers", body="SEND THE REPORT please")
+    sent = await _reply(smtp, lambda m: any(m.iter_attachments()), "the file")
+    (attachment,) = list(sent.iter_attachments())
+    assert attachment.get_filename() == "report.pdf"
+    assert attachment.get_content() == data
+    assert sent["In-Reply-To"] == asked and sent["Subject"] == "Re: Numbers"
+    assert "The report." in sent.get_body(("plain",)).get_content()
+    await _reply(
+        smtp, lambda m: not m.is_multipart() and "Sent it." in m.get_content(), "the answer"
+    )
 
 
 async def test_a_restart_answers_nothing_twice_and_misses_nothing(

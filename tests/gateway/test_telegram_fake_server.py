@@ -242,3 +242,28 @@ async def test_the_real_client_library_reads_the_answers(server: FakeTelegramSer
         server.fail_chat(ALICE, "blocked")
         with pytest.raises(Forbidden, match="blocked"):
             await bot.send_message(ALICE, "x")
+
+
+def test_send_document_takes_a_multipart_upload_and_refuses_one_without_a_file(
+    server: FakeTelegramServer,
+) -> None:
+    server.send_user_message(ALICE, ALICE, "hi")  # the chat exists once someone wrote
+    url = f"{server.base_url}{server.token}/sendDocument"
+    response = httpx.post(
+        url,
+        data={"chat_id": str(ALICE), "caption": "the numbers"},
+        files={"document": ("numbers.csv", b"a,b\n1,2\n\x00", "text/csv")},
+        timeout=10,
+    )
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["result"]["document"]["file_name"] == "numbers.csv"
+    (sent,) = server.sent_messages(ALICE)
+    assert sent.document is not None and sent.document.data == b"a,b\n1,2\n\x00"
+    assert sent.text == "the numbers"
+
+    status, refused = call(server, "sendDocument", chat_id=ALICE, document="a-file-id")
+    assert (status, refused["description"]) == (
+        400,
+        "Bad Request: there is no document in the request",
+    )

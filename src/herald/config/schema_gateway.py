@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, PositiveFloat, field_validator
 
 from herald.config.schema_discord import DiscordPlatformConfig
 from herald.config.schema_email import EmailPlatformConfig
@@ -118,6 +118,30 @@ class HygieneConfig(StrictModel):
     )
 
 
+class SendFileConfig(StrictModel):
+    """Files a turn sends to its chat (the send_file tool)."""
+
+    max_mb: float = Field(20.0, gt=0, description="largest file send_file uploads to a chat")
+    platform_max_mb: dict[str, PositiveFloat] = Field(
+        default_factory=dict,
+        description="per-platform limits over max_mb, e.g. {discord: 10, email: 15}",
+    )
+
+    @field_validator("platform_max_mb")
+    @classmethod
+    def _known_platforms(cls, value: dict[str, float]) -> dict[str, float]:
+        known = set(PlatformsConfig.model_fields)
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValueError(
+                f"no platform named {', '.join(unknown)}; use one of {', '.join(sorted(known))}"
+            )
+        return value
+
+    def max_bytes(self, platform: str) -> int:
+        return int(self.platform_max_mb.get(platform, self.max_mb) * 1_000_000)
+
+
 class GatewayConfig(StrictModel):
     platforms: PlatformsConfig = Field(default_factory=PlatformsConfig)
     profile_routes: list[ProfileRoute] = Field(default_factory=list)
@@ -169,6 +193,7 @@ class GatewayConfig(StrictModel):
         300.0, ge=0, description="log an ignored user at most this often"
     )
     hygiene: HygieneConfig = Field(default_factory=HygieneConfig)
+    send_file: SendFileConfig = Field(default_factory=SendFileConfig)
     # ---- liveness (herald.gateway.watchdog) ----------------------------------------------
     watchdog: WatchdogConfig = Field(default_factory=WatchdogConfig)
     home_channel: str | None = Field(

@@ -113,6 +113,7 @@ class Agent(RuntimeParts):
             unattended_allow=tuple(options.unattended_allow),
             unattended_hint=options.unattended_hint,
             origin=options.origin,
+            chat_files=options.chat_files,
             delegated=options.delegated,
             identity=options.identity,
         )

@@ -56,6 +56,9 @@ class AgentOptions:
     # The chat the session serves, "platform:chat[:thread]" (gateway sessions): tools
     # that send things back later (a scheduled job) may send only there.
     origin: str | None = None
+    # The chat of `origin` as a place to upload files (herald.tools.ports.ChatFiles;
+    # gateway chat sessions): the send_file tool's only destination.
+    chat_files: Any = None
     # A sub-agent of herald.delegation: its tool context says so (ToolContext.delegated)
     # and Herald's admin commands and nested agents are refused from it.
     delegated: bool = False

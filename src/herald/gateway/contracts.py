@@ -70,6 +70,24 @@ class SendResult:
 
 
 @dataclass(frozen=True)
+class OutgoingFile:
+    """A file a turn sends to its chat: read once, after the gates, through the session's
+    environment (the file may live in a container or on another host), so what the gates
+    judged is what is uploaded, whatever happens to the path afterwards."""
+
+    name: str  # a plain base name (herald.gateway.inbox.safe_file_name)
+    data: bytes = field(repr=False)
+    mime: str = "application/octet-stream"
+
+
+def cannot_send_files(platform: str) -> str:
+    return (
+        f"{platform} cannot send files: this platform has no file uploads in Herald; "
+        "tell the user where the file is instead"
+    )
+
+
+@dataclass(frozen=True)
 class StreamCallbacks:
     """For request/response adapters that stream (the API's SSE)."""
 
@@ -206,6 +224,10 @@ class PlatformAdapter(ABC):
     def supports_threads(self) -> bool:
         return False
 
+    def supports_files(self) -> bool:
+        """Whether `send_file` can put a file in a chat of this platform."""
+        return False
+
     def markdown_flavour(self) -> str:
         return "plain"  # plain | commonmark | telegram-html | …
 
@@ -222,6 +244,19 @@ class PlatformAdapter(ABC):
         buttons: list[list[Button]] | None = None,
     ) -> SendResult:
         """Send one message that already fits `max_message_length` (the runner splits)."""
+
+    async def send_file(
+        self,
+        chat_id: str,
+        file: OutgoingFile,
+        *,
+        caption: str | None = None,
+        reply_to: str | None = None,
+        thread_id: str | None = None,
+    ) -> SendResult:
+        """Upload `file` to the chat (in `thread_id`), with `caption` beside it. Adapters
+        that override this also answer True to `supports_files`; callers ask that first."""
+        return SendResult(ok=False, error=cannot_send_files(self.name))
 
     async def edit(self, chat_id: str, message_id: str, text: str) -> SendResult:
         return SendResult(ok=False, error=f"{self.name} cannot edit messages")

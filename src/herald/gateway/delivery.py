@@ -24,7 +24,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from herald.gateway.contracts import Button, PlatformAdapter, SendResult
+from herald.gateway.contracts import (
+    Button,
+    OutgoingFile,
+    PlatformAdapter,
+    SendResult,
+    cannot_send_files,
+)
 from herald.gateway.splitting import split_message
 from herald.safety import redact
 from herald.state.gateway_liveness import Outbox
@@ -146,6 +152,66 @@ class Deliverer:
             report.error = result.error or "the platform refused the message"
             break
         self._settle(key, report)
+        return report
+
+    async def deliver_file(
+        self,
+        adapter: PlatformAdapter,
+        target: Target,
+        file: OutgoingFile,
+        *,
+        caption: str | None = None,
+        key: str | None = None,
+    ) -> DeliveryReport:
+        """Upload one file to the target chat, recorded in the delivery ledger as a
+        one-part delivery under `key` (a key already recorded as sent is not sent again).
+        It is not put in the outbox: the turn that sent it is still running and tells
+        the model what happened, and the model decides whether to try again."""
+        key = key or f"file:{uuid.uuid4().hex}"
+        report = DeliveryReport(parts=1)
+        if not adapter.supports_files():
+            report.error = cannot_send_files(adapter.name)
+            return report
+        if self.is_dead(target):
+            report.dead = True
+            report.error = "the chat is gone (marked dead after an earlier send)"
+            return report
+        prior = self.state.delivery_parts(key).get(0)
+        if prior is not None and prior.status == "sent":
+            report.skipped = 1
+            report.message_ids = [prior.message_id] if prior.message_id else []
+            return report
+        common = {"platform": target.platform, "chat_id": target.chat_id}
+        self.state.record_part(key, 0, 1, status="pending", attempt=True, **common)
+        try:
+            result = await asyncio.wait_for(
+                adapter.send_file(
+                    target.chat_id,
+                    file,
+                    caption=redact(caption) if caption else None,
+                    reply_to=target.reply_to,
+                    thread_id=target.thread_id,
+                ),
+                self.timeout * 3,  # an upload carries more than a message
+            )
+        except TimeoutError:
+            result = SendResult(ok=False, error="the platform did not answer in time")
+        except Exception as exc:  # an adapter bug or a network error
+            log.warning("%s file upload failed: %s", adapter.name, exc)
+            result = SendResult(ok=False, error=str(exc) or type(exc).__name__)
+        if result.ok:
+            adapter.health.sent()
+            report.sent = 1
+            report.message_ids = result.message_ids[:1]
+        else:
+            if not result.permanent_failure:
+                adapter.health.error(f"file upload failed: {result.error}")
+            report.dead = result.permanent_failure
+            report.error = result.error or "the platform refused the file"
+        try:
+            self._record(target, key, 0, 1, result)
+        except Exception as exc:  # the store is closing: the upload happened or not anyway
+            log.error("could not record the file upload %s: %s", key, exc)
         return report
 
     def _settle(self, key: str, report: DeliveryReport) -> None:

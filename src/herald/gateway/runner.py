@@ -41,6 +41,7 @@ from herald.gateway.contracts import (
     StreamCallbacks,
 )
 from herald.gateway.delivery import Deliverer, Target
+from herald.gateway.files_out import chat_file_sender
 from herald.gateway.identities import (
     APPROVAL_COMMANDS,
     command_refusal,
@@ -57,7 +58,7 @@ from herald.gateway.turns import ActiveTurn, TurnDriver, WorkItem, target_of
 from herald.safety import redact, register_secret_values
 from herald.state.gateway_liveness import InboundLedger, InboundState, Outbox
 from herald.state.gateway_tables import GatewayState, InflightTurn
-from herald.toolbox import builtin_tools
+from herald.toolbox import gateway_tools
 
 if TYPE_CHECKING:
     from herald.config import Settings
@@ -135,7 +136,7 @@ class GatewayRunner:
         )
         # The gateway's tools: one registry its agents share (each agent's own tools, its
         # MCP servers' and plugins', go on an overlay of it), and its cron jobs use.
-        self.tools = builtin_tools()
+        self.tools = gateway_tools()
         self.sessions = SessionManager(
             state=self.state,
             cache=self.cache,
@@ -471,6 +472,13 @@ class GatewayRunner:
             raw.get("caller_system"),
             origin,
             self.identity_of(item.event),
+            chat_file_sender(
+                self.deliverer,
+                item.adapter,
+                target_of(event),
+                shared=event.chat_type != "private",
+                max_bytes=self.config.send_file.max_bytes(event.platform),
+            ),
         )
         active.agent = await self.sessions.acquire(request)
         try:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MODEL_META_KEY = "gateway_model"
-DEFAULT_CHAT_TOOLSET = "herald-cli"
+DEFAULT_CHAT_TOOLSET = "herald-chat"
 
 
 @dataclass(frozen=True)
@@ -43,11 +43,13 @@ class AgentRequest:
     caller_system: str | None = None  # a system message the caller supplied (API clients)
     origin: str | None = None  # platform:chat[:thread] of the conversation
     identity: Identity | None = None  # who the turn is for; None: the owner
+    chat_files: Any = None  # the chat as a place for files (herald.gateway.files_out)
 
 
 def toolset_for(platform: str, config: GatewayConfig) -> str:
     """`gateway.toolsets[platform]`, else ``herald-<platform>`` when that bundle exists
-    (herald-api, herald-webhook), else the full chat bundle."""
+    (herald-api, herald-webhook), else the chat bundle (the terminal's tools and
+    send_file)."""
     from herald.tools import BUILTIN_TOOLSETS
 
     configured = config.toolsets.get(platform)
@@ -105,6 +107,7 @@ def build_agent(
     origin: str | None = None,
     identity: Identity | None = None,
     tools: ToolRegistry | None = None,
+    chat_files: Any = None,
 ) -> Any:
     """An agent on `session_id`, or on a session created now (blocking). `tools`: the
     gateway's registry (a new one of the built-ins when not given); the configured MCP
@@ -142,6 +145,7 @@ def build_agent(
             origin=origin,
             identity=identity.name if identity is not None else OWNER,
             enabled_tools=only_tools(identity, toolset, config, registry),
+            chat_files=chat_files,
         ),
     )
 
@@ -183,9 +187,9 @@ class SessionManager:
         settings = self.settings_for(request.profile)
         store = self.store_for(request.profile)
         if self.tools is None:
-            from herald.toolbox import builtin_tools
+            from herald.toolbox import gateway_tools
 
-            self.tools = builtin_tools()
+            self.tools = gateway_tools()
         tools = self.tools
         loop = asyncio.get_running_loop()
         agent = await loop.run_in_executor(
@@ -203,6 +207,7 @@ class SessionManager:
                 origin=request.origin,
                 identity=request.identity,
                 tools=tools,
+                chat_files=request.chat_files,
             ),
         )
         if agent.session_id != session_id:

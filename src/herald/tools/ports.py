@@ -63,6 +63,32 @@ class NestedTools(Protocol):
         ...
 
 
+class ChatFiles(Protocol):
+    """The chat a gateway session serves, as the `send_file` tool reaches it (the
+    gateway's `herald.gateway.files_out.ChatFileSender` is the one there is). The
+    destination is fixed when the session's agent is built: a tool call never names it."""
+
+    @property
+    def platform(self) -> str: ...
+
+    @property
+    def shared(self) -> bool:
+        """Other people see this chat (a group or channel): the owner must approve."""
+        ...
+
+    @property
+    def max_bytes(self) -> int: ...
+
+    def unsupported(self) -> str | None:
+        """Why this platform cannot send files, or None when it can."""
+        ...
+
+    def send(self, name: str, data: bytes, caption: str) -> str:
+        """Upload one file to the chat (blocking, from the tool thread); returns a line
+        for the model. Raises RuntimeError with the platform's reason when it failed."""
+        ...
+
+
 class MemoryHandle(Protocol):
     """The agent's memory manager, as tools reach it."""
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from herald.safety import ApprovalPrompt
     from herald.tools.ports import (
         ChangeGuard,
+        ChatFiles,
         HistoryStore,
         MemoryHandle,
         NestedTools,
@@ -88,6 +89,9 @@ class ToolContext:
     # The chat this agent serves, "platform:chat[:thread]" (set by the gateway; None at
     # the CLI): a job the model schedules may deliver back only there (herald.cron).
     origin: str | None = None
+    # The chat of `origin` as a place to upload files (set by the gateway for chat
+    # platforms; None elsewhere): the send_file tool sends only there.
+    chat_files: ChatFiles | None = None
     # Whose turn this is (config `identities`); tools that read stored conversations or
     # memory read only this identity's (DESIGN invariant 19).
     identity: str = "owner"

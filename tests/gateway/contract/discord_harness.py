@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import PlatformHarness, Sent, Where
+from harness import FileSeen, PlatformHarness, Sent, Where
 
 from herald.testing.fake_discord import FakeDiscordServer, SentMessage
 
@@ -84,6 +84,9 @@ class DiscordHarness(PlatformHarness):
     async def replay_taken(self) -> None:
         await self.server.await_dispatches_seen(timeout=30)
 
+    def fail_uploads(self, times: int) -> None:
+        self.server.fail_next("POST", "/messages", status=503, times=times, uploads_only=True)
+
     def fail_sends(self, times: int) -> None:
         # 503: discord.py retries 500/502/504 itself, so this one reaches Herald.
         self.server.fail_next("POST", "/messages", status=503, times=times)
@@ -101,6 +104,14 @@ class DiscordHarness(PlatformHarness):
 
     def storm(self, on: bool) -> None:
         self.server.storm(503 if on else None)
+
+    def files(self, *, where: Where = "dm", thread: str | None = None) -> list[FileSeen]:
+        channel = self._channel(self.owner, where, thread)
+        return [
+            FileSeen(f.filename, f.data, m.content)
+            for m in self.server.sent_messages(channel)
+            for f in m.files
+        ]
 
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         channel = self._channel(self.owner, where, thread)

@@ -48,6 +48,15 @@ class Sent:
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
+@dataclass(frozen=True)
+class FileSeen:
+    """One file the bot uploaded, as the platform's fake recorded it."""
+
+    name: str
+    data: bytes
+    caption: str = ""
+
+
 class PlatformHarness(ABC):
     """A platform under the contract: its fake server and how to play its users."""
 
@@ -110,6 +119,10 @@ class PlatformHarness(ABC):
     def fail_sends(self, times: int) -> None:
         """The next `times` message sends are refused with a server error (5xx)."""
 
+    @abstractmethod
+    def fail_uploads(self, times: int) -> None:
+        """The next `times` file uploads are refused with a server error (5xx)."""
+
     # ---- fault modes (the liveness suite) ----------------------------------------------------
 
     def liveness_config(self) -> dict[str, Any]:
@@ -136,6 +149,25 @@ class PlatformHarness(ABC):
     @abstractmethod
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         """Messages the bot sent to that chat (and thread), oldest first."""
+
+    @abstractmethod
+    def files(self, *, where: Where = "dm", thread: str | None = None) -> list[FileSeen]:
+        """Files the bot uploaded to that chat (and thread), oldest first."""
+
+    async def wait_for_file(
+        self, name: str, *, where: Where = "dm", thread: str | None = None, timeout: float = 30
+    ) -> FileSeen:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            found = next(
+                (f for f in self.files(where=where, thread=thread) if f.name == name), None
+            )
+            if found is not None:
+                return found
+            if asyncio.get_running_loop().time() > deadline:
+                texts = [s.text[:80] for s in self.sent(where=where, thread=thread)]
+                raise TimeoutError(f"{self.name}: no file {name} after {timeout} s; sent: {texts}")
+            await asyncio.sleep(0.05)
 
     async def wait_for(
         self,
@@ -183,6 +215,11 @@ def script(request: RecordedRequest) -> Reply | None:
         if done == 0:
             return Reply.tool_call("terminal", {"command": "sleep 30"})
         return Reply.text("The wait is over.")
+    if "SENDFILE" in text:  # "SENDFILE <path>": the model sends that file
+        if done == 0:
+            path = text.split("SENDFILE", 1)[1].split()[0]
+            return Reply.tool_call("send_file", {"path": path, "caption": "your file"})
+        return Reply.text("File step done.")
     if "ATTACHED" in text:
         return Reply.text("I see the file.")
     for word in text.split():
@@ -267,6 +304,7 @@ def model_user_texts(fake_llm: FakeLLMServer) -> list[str]:
 __all__ = [
     "APPROVAL_COMMAND",
     "LONG_REPLY",
+    "FileSeen",
     "Gateway",
     "PlatformHarness",
     "Sent",

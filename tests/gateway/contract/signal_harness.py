@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from harness import PlatformHarness, Sent, Where
+from harness import FileSeen, PlatformHarness, Sent, Where
 
 from herald.gateway.platforms.signal.adapter import _EMOJI_FOR
 from herald.testing.fake_signal import FakeSignalServer, SignalSent
@@ -86,6 +86,9 @@ class SignalHarness(PlatformHarness):
             await asyncio.sleep(0.05)
         raise TimeoutError("signal: the replayed message was never taken from the stream")
 
+    def fail_uploads(self, times: int) -> None:
+        self.server.fail_uploads(times)
+
     def fail_sends(self, times: int) -> None:
         self.server.fail_sends(times)
 
@@ -97,6 +100,14 @@ class SignalHarness(PlatformHarness):
 
     def storm(self, on: bool) -> None:
         self.server.storm(on)
+
+    def files(self, *, where: Where = "dm", thread: str | None = None) -> list[FileSeen]:
+        chat = OWNER if where == "dm" else (thread or GROUP)
+        return [
+            FileSeen(name, data, s.text)
+            for s in self.server.sent_to(chat)
+            for name, data in s.files
+        ]
 
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         chat = OWNER if where == "dm" else (thread or GROUP)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import PlatformHarness, Sent, Where
+from harness import FileSeen, PlatformHarness, Sent, Where
 
 from herald.testing.fake_slack import FakeSlackServer, PostedMessage
 
@@ -94,6 +94,9 @@ class SlackHarness(PlatformHarness):
             lambda: all(e.acked for e in self.server.envelopes), 30, "for every envelope's ack"
         )
 
+    def fail_uploads(self, times: int) -> None:
+        self.server.fail_next("files.completeUploadExternal", status=503, times=times)
+
     def fail_sends(self, times: int) -> None:
         self.server.fail_next("chat.postMessage", status=503, times=times)
 
@@ -108,6 +111,14 @@ class SlackHarness(PlatformHarness):
 
     def storm(self, on: bool) -> None:
         self.server.storm(502 if on else None)
+
+    def files(self, *, where: Where = "dm", thread: str | None = None) -> list[FileSeen]:
+        channel = self._channel(self.owner, where)
+        return [
+            FileSeen(u.filename, u.data, u.initial_comment or "")
+            for u in self.server.uploads
+            if u.channel == channel and (thread is None or u.thread_ts == thread)
+        ]
 
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         channel = self._channel(self.owner, where)

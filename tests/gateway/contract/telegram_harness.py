@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import PlatformHarness, Sent, Where
+from harness import FileSeen, PlatformHarness, Sent, Where
 
 from herald.testing.fake_telegram import FakeTelegramServer, SentMessage, utf16_length
 
@@ -82,6 +82,9 @@ class TelegramHarness(PlatformHarness):
     async def replay_taken(self) -> None:
         await self.server.await_replays_taken()
 
+    def fail_uploads(self, times: int) -> None:
+        self.server.fail_next("sendDocument", 502, "Bad Gateway", times=times)
+
     def fail_sends(self, times: int) -> None:
         self.server.fail_next("sendMessage", 502, "Bad Gateway", times=times)
 
@@ -99,6 +102,14 @@ class TelegramHarness(PlatformHarness):
             self.server.error_storm(502, "Bad Gateway")
         else:
             self.server.end_storm()
+
+    def files(self, *, where: Where = "dm", thread: str | None = None) -> list[FileSeen]:
+        chat = OWNER if where == "dm" else FORUM
+        return [
+            FileSeen(m.document.filename, m.document.data, m.text)
+            for m in self.server.sent_messages(chat)
+            if m.document is not None and (thread is None or str(m.message_thread_id) == thread)
+        ]
 
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:
         chat = OWNER if where == "dm" else FORUM

@@ -73,9 +73,12 @@ class Fault:
     drop: bool = False
     retry_after: float = 0.1
     is_global: bool = False
+    uploads_only: bool = False  # only requests that carry files
 
-    def matches(self, method: str, path: str) -> bool:
+    def matches(self, method: str, path: str, uploading: bool = False) -> bool:
         if self.method not in ("*", method.upper()):
+            return False
+        if self.uploads_only and not uploading:
             return False
         return self.path_contains in path
 

@@ -62,7 +62,7 @@ class FakeRest:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         path = "/" + request.match_info["tail"]
         body, files = await self._read_body(request)
-        fault = self.world.take_fault(request.method, path)
+        fault = self.world.take_fault(request.method, path, uploading=bool(files))
         if fault is not None and self.world.storm is not None:
             await asyncio.sleep(STORM_LATENCY)
         if fault is not None:

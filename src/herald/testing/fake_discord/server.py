@@ -282,10 +282,20 @@ class FakeDiscordServer:
         drop: bool = False,
         retry_after: float = 0.1,
         is_global: bool = False,
+        uploads_only: bool = False,
     ) -> None:
         with self.world.cond:
             self.world.faults.append(
-                Fault(method.upper(), path_contains, status, times, drop, retry_after, is_global)
+                Fault(
+                    method.upper(),
+                    path_contains,
+                    status,
+                    times,
+                    drop,
+                    retry_after,
+                    is_global,
+                    uploads_only,
+                )
             )
 
     # ---- records --------------------------------------------------------------------------------

@@ -252,12 +252,12 @@ class DiscordWorld:
             self.calls.append(call)
             self.cond.notify_all()
 
-    def take_fault(self, method: str, path: str) -> Fault | None:
+    def take_fault(self, method: str, path: str, uploading: bool = False) -> Fault | None:
         with self.cond:
             if self.storm is not None:
                 return Fault("*", status=self.storm)
             for fault in self.faults:
-                if fault.matches(method, path):
+                if fault.matches(method, path, uploading):
                     fault.times -= 1
                     if fault.times <= 0:
                         self.faults.remove(fault)

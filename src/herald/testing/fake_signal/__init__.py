@@ -17,7 +17,9 @@ Tests play the other people (`user_message`, `react`), read what Herald sent
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import threading
 import time
 from collections import deque
@@ -37,6 +39,24 @@ class SignalSent:
     quote_timestamp: int | None = None
     quote_author: str | None = None
     attachments: tuple[str, ...] = ()
+    # The attachments signal-cli would upload, as (file name, bytes): a data URI decoded,
+    # a path read from disk (signal-cli reads it on its own machine).
+    files: tuple[tuple[str, bytes], ...] = ()
+
+
+def attachment_file(attachment: str) -> tuple[str, bytes]:
+    """What signal-cli sends for one `attachments` entry: a data URI
+    (``data:<MIME>;filename=<NAME>;base64,<DATA>``) or a path on its machine."""
+    if attachment.startswith("data:"):
+        header, _, payload = attachment.partition(",")
+        fields = dict(
+            part.split("=", 1) for part in header[len("data:") :].split(";") if "=" in part
+        )
+        if not header.endswith(";base64"):
+            raise ValueError("only base64 data URIs are supported")
+        return fields.get("filename", "attachment"), base64.b64decode(payload, validate=True)
+    with open(attachment, "rb") as handle:
+        return os.path.basename(attachment), handle.read()
 
 
 class FakeSignalServer:
@@ -57,6 +77,7 @@ class FakeSignalServer:
         self._silent = False
         self._storm = False
         self._fail_sends = 0
+        self._fail_uploads = 0  # sends that carry attachments
         self._drop_every: float | None = None
         self._server: StoppableHTTPServer[FakeSignalServer] | None = None
         self._thread: threading.Thread | None = None
@@ -208,6 +229,10 @@ class FakeSignalServer:
     def fail_sends(self, times: int) -> None:
         self._fail_sends = times
 
+    def fail_uploads(self, times: int) -> None:
+        """The next `times` sends with attachments fail (signal-cli cannot upload)."""
+        self._fail_uploads = times
+
     def drop_connections_every(self, seconds: float | None) -> None:
         self._drop_every = seconds
         if seconds is not None and (self._dropper is None or not self._dropper.is_alive()):
@@ -230,6 +255,9 @@ class FakeSignalServer:
             if self._fail_sends > 0:
                 self._fail_sends -= 1
                 return _error(rid, -1, "Failed to send message: network failure (fake)")
+            if self._fail_uploads > 0 and (params.get("attachments") or params.get("attachment")):
+                self._fail_uploads -= 1
+                return _error(rid, -1, "Failed to send message: attachment upload failed (fake)")
             recipients = params.get("recipient") or []
             if isinstance(recipients, str):
                 recipients = [recipients]
@@ -248,6 +276,10 @@ class FakeSignalServer:
             attachments = params.get("attachments") or params.get("attachment") or []
             if isinstance(attachments, str):
                 attachments = [attachments]
+            try:
+                files = tuple(attachment_file(str(a)) for a in attachments)
+            except (OSError, ValueError) as exc:
+                return _error(rid, -1, f"Failed to read attachment: {exc}")
             with self._lock:
                 self.sent.append(
                     SignalSent(
@@ -258,6 +290,7 @@ class FakeSignalServer:
                         params.get("quoteTimestamp"),
                         params.get("quoteAuthor"),
                         tuple(attachments),
+                        files,
                     )
                 )
             return {"jsonrpc": "2.0", "result": {"timestamp": ts}, "id": rid}

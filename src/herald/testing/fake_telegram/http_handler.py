@@ -1,5 +1,6 @@
-"""HTTP for the fake Bot API: `/bot<token>/<method>` with form, multipart-free or JSON
-bodies (and query strings), answered with Telegram's JSON envelope."""
+"""HTTP for the fake Bot API: `/bot<token>/<method>` with form, multipart or JSON
+bodies (and query strings), answered with Telegram's JSON envelope. A multipart file part
+becomes an `Upload` (its file name and bytes) under its field name."""
 
 from __future__ import annotations
 
@@ -7,12 +8,20 @@ import json
 import re
 import socket
 import time
+from email.parser import BytesParser
+from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 from herald.testing.fake_telegram.methods import BotApi
-from herald.testing.fake_telegram.records import ApiCall, ApiError, DropConnection, Fault
+from herald.testing.fake_telegram.records import (
+    ApiCall,
+    ApiError,
+    DropConnection,
+    Fault,
+    Upload,
+)
 from herald.testing.fake_telegram.state import FakeTelegramState
 from herald.testing.stoppable_server import StoppableHTTPServer
 
@@ -30,11 +39,30 @@ def parse_params(content_type: str, body: bytes, query: str) -> dict[str, Any]:
         if not isinstance(decoded, dict):
             raise ApiError(400, "Bad Request: request body must be a JSON object")
         params.update(decoded)
+    elif kind == "multipart/form-data":
+        params.update(parse_multipart(content_type, body))
     elif kind == "application/x-www-form-urlencoded" or not kind:
         params.update(parse_qsl(body.decode("utf-8"), keep_blank_values=True))
     else:
         raise ApiError(400, f"Bad Request: unsupported content type {kind} in this fake server")
     return params
+
+
+def parse_multipart(content_type: str, body: bytes) -> dict[str, Any]:
+    """A multipart/form-data body: text fields as strings, file parts as `Upload`s."""
+    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode()
+    message = BytesParser(policy=HTTP).parsebytes(head + body)
+    if not message.is_multipart():
+        raise ApiError(400, "Bad Request: a multipart body without parts")
+    fields: dict[str, Any] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if not name:
+            continue
+        data = part.get_payload(decode=True) or b""
+        filename = part.get_filename()
+        fields[str(name)] = Upload(filename, data) if filename else data.decode("utf-8")
+    return fields
 
 
 class BotApiHost(Protocol):

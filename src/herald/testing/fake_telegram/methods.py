@@ -28,6 +28,7 @@ from herald.testing.fake_telegram.records import (
     DropConnection,
     EditRecord,
     SentMessage,
+    Upload,
     bad_request,
 )
 from herald.testing.fake_telegram.state import FakeTelegramState
@@ -109,6 +110,7 @@ class BotApi:
             "setmycommands": self.set_my_commands,
             "getmycommands": self.get_my_commands,
             "sendmessage": self.send_message,
+            "senddocument": self.send_document,
             "editmessagetext": self.edit_message_text,
             "sendchataction": self.send_chat_action,
             "answercallbackquery": self.answer_callback_query,
@@ -263,6 +265,57 @@ class BotApi:
                     state.notify()
                     return []
                 state.cond.wait(remaining)
+
+    def send_document(self, params: dict[str, Any]) -> Any:
+        """sendDocument with the file uploaded in the request (multipart), as a bot sends
+        a file from its own disk; a file_id or URL is refused (nothing here to fetch)."""
+        document = params.get("document")
+        if not isinstance(document, Upload):
+            raise bad_request("there is no document in the request")
+        state = self.state
+        with state.cond:
+            chat = self._writable_chat(params)
+            caption = str(params.get("caption") or "")
+            if len(caption) > 1024:
+                raise bad_request("message caption is too long")
+            thread_id = _int(params, "message_thread_id")
+            if thread_id is not None and thread_id not in chat.threads:
+                raise bad_request("message thread not found")
+            message_id = state.next_message_id(chat.chat_id)
+            message: dict[str, Any] = {
+                "message_id": message_id,
+                "from": dict(state.bot),
+                "chat": state.chat_json(chat),
+                "date": int(time.time()),
+                "document": {
+                    "file_id": f"doc-{chat.chat_id}-{message_id}",
+                    "file_unique_id": f"u{message_id}",
+                    "file_name": document.filename,
+                    "file_size": len(document.data),
+                },
+            }
+            if caption:
+                message["caption"] = caption
+            if thread_id is not None:
+                message["message_thread_id"] = thread_id
+                message["is_topic_message"] = True
+            state.messages[(chat.chat_id, message_id)] = message
+            state.sent.append(
+                SentMessage(
+                    chat_id=chat.chat_id,
+                    message_id=message_id,
+                    text=caption,
+                    raw_text=caption,
+                    parse_mode=None,
+                    reply_to_message_id=None,
+                    message_thread_id=thread_id,
+                    reply_markup=None,
+                    date=message["date"],
+                    document=document,
+                )
+            )
+            state.notify()
+            return message
 
     def send_message(self, params: dict[str, Any]) -> Any:
         state = self.state

@@ -86,6 +86,14 @@ class Fault:
 
 
 @dataclass(frozen=True)
+class Upload:
+    """A file part of a multipart request."""
+
+    filename: str
+    data: bytes
+
+
+@dataclass(frozen=True)
 class InlineButton:
     text: str
     callback_data: str | None
@@ -105,6 +113,7 @@ class SentMessage:
     reply_markup: dict[str, Any] | None
     date: int
     deleted: bool = False
+    document: Upload | None = None  # sendDocument: the file (the caption is `text`)
 
     @property
     def buttons(self) -> list[list[InlineButton]]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import logging
 from pathlib import Path
@@ -28,7 +29,14 @@ from discord import app_commands
 from discord.http import handle_message_parameters
 
 from herald.gateway.auth import allowlist_matches
-from herald.gateway.contracts import Button, EventSink, MessageEvent, PlatformAdapter, SendResult
+from herald.gateway.contracts import (
+    Button,
+    EventSink,
+    MessageEvent,
+    OutgoingFile,
+    PlatformAdapter,
+    SendResult,
+)
 from herald.gateway.health import Rhythm
 from herald.gateway.platforms.discord.attachments import save_attachments
 from herald.gateway.platforms.discord.config import TOKEN_SETTING, resolve_token
@@ -277,6 +285,39 @@ class DiscordAdapter(PlatformAdapter):
                 data = await client.http.send_message(target, params=params)
         except Exception as error:
             return self._failed("send", error)
+        self.health.sent()
+        return SendResult(ok=True, message_ids=[str(data["id"])])
+
+    def supports_files(self) -> bool:
+        return True
+
+    async def send_file(
+        self,
+        chat_id: str,
+        file: OutgoingFile,
+        *,
+        caption: str | None = None,
+        reply_to: str | None = None,
+        thread_id: str | None = None,
+    ) -> SendResult:
+        """A message with the file attached (multipart `files[0]`), the caption as its
+        content; mentions in the caption ping nobody."""
+        client = self._client
+        if client is None:
+            return SendResult(ok=False, error="the Discord adapter is not connected")
+        target = _snowflake(thread_id or chat_id)
+        if target is None:
+            return SendResult(ok=False, permanent_failure=True, error=f"bad channel {chat_id!r}")
+        params = handle_message_parameters(
+            content=(caption or "")[:DISCORD_MAX_MESSAGE_LENGTH] or discord.utils.MISSING,
+            file=discord.File(io.BytesIO(file.data), filename=file.name),
+            allowed_mentions=discord.AllowedMentions.none(),
+        )
+        try:
+            with params:
+                data = await client.http.send_message(target, params=params)
+        except Exception as error:
+            return self._failed("file upload", error)
         self.health.sent()
         return SendResult(ok=True, message_ids=[str(data["id"])])
 

@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from herald.config.schema_email import EmailPlatformConfig
-from herald.gateway.contracts import Button, EventSink, MessageEvent, PlatformAdapter, SendResult
+from herald.gateway.contracts import (
+    Button,
+    EventSink,
+    MessageEvent,
+    OutgoingFile,
+    PlatformAdapter,
+    SendResult,
+)
 from herald.gateway.health import Rhythm
 from herald.gateway.platforms.email.mail import (
     InboundMail,
@@ -146,6 +153,9 @@ class EmailAdapter(PlatformAdapter):
 
     # ---- output -----------------------------------------------------------------------
 
+    def supports_files(self) -> bool:
+        return True
+
     async def send(
         self,
         chat_id: str,
@@ -155,8 +165,37 @@ class EmailAdapter(PlatformAdapter):
         thread_id: str | None = None,
         buttons: list[list[Button]] | None = None,
     ) -> SendResult:
-        import aiosmtplib
+        if buttons:
+            text = f"{text}\n\n{self._approval_lines(chat_id, thread_id, buttons)}"
+        msg, thread = self._reply(chat_id, reply_to, thread_id)
+        msg.set_content(text)
+        return await self._submit(msg, thread)
 
+    async def send_file(
+        self,
+        chat_id: str,
+        file: OutgoingFile,
+        *,
+        caption: str | None = None,
+        reply_to: str | None = None,
+        thread_id: str | None = None,
+    ) -> SendResult:
+        """A reply in the thread with the file attached; the caption is its text."""
+        msg, thread = self._reply(chat_id, reply_to, thread_id)
+        msg.set_content(caption or f"Attached: {file.name}")
+        maintype, _, subtype = file.mime.partition("/")
+        msg.add_attachment(
+            file.data,
+            maintype=maintype or "application",
+            subtype=subtype or "octet-stream",
+            filename=file.name,
+        )
+        return await self._submit(msg, thread)
+
+    def _reply(
+        self, chat_id: str, reply_to: str | None, thread_id: str | None
+    ) -> tuple[EmailMessage, _Thread | None]:
+        """A new message to `chat_id`, threaded under `thread_id` when Herald knows it."""
         thread = self._thread(thread_id) if thread_id else None
         msg = EmailMessage()
         msg["From"] = self.config.address
@@ -165,15 +204,17 @@ class EmailAdapter(PlatformAdapter):
         msg["Subject"] = subject if subject.lower().startswith("re:") else f"Re: {subject}"
         msg["Date"] = formatdate(localtime=True)
         domain = str(self.config.address).rpartition("@")[2] or "herald.local"
-        message_id = make_msgid(domain=domain)
-        msg["Message-ID"] = message_id
+        msg["Message-ID"] = make_msgid(domain=domain)
         if thread is not None:
             answered = reply_to if reply_to and reply_to.startswith("<") else thread.last_id
             msg["In-Reply-To"] = answered
             msg["References"] = " ".join(dict.fromkeys([*thread.references, answered]))
-        if buttons:
-            text = f"{text}\n\n{self._approval_lines(chat_id, thread_id, buttons)}"
-        msg.set_content(text)
+        return msg, thread
+
+    async def _submit(self, msg: EmailMessage, thread: _Thread | None) -> SendResult:
+        import aiosmtplib
+
+        message_id = str(msg["Message-ID"])
         security = self.config.smtp_security
         try:
             await aiosmtplib.send(

@@ -19,6 +19,7 @@ is answered, so a replay after a reconnect is answered at most once.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import json
@@ -30,7 +31,14 @@ from typing import Any
 import httpx
 
 from herald.config.schema_signal import SignalPlatformConfig
-from herald.gateway.contracts import Button, EventSink, MessageEvent, PlatformAdapter, SendResult
+from herald.gateway.contracts import (
+    Button,
+    EventSink,
+    MessageEvent,
+    OutgoingFile,
+    PlatformAdapter,
+    SendResult,
+)
 from herald.gateway.health import Rhythm
 
 log = logging.getLogger(__name__)
@@ -299,6 +307,39 @@ class SignalAdapter(PlatformAdapter):
         self._remember(self._own, ts, None)
         if choices:
             self._remember(self._prompts, ts, (chat_id, choices))
+        return SendResult(ok=True, message_ids=[f"{self.account}:{ts}"])
+
+    def supports_files(self) -> bool:
+        return True
+
+    async def send_file(
+        self,
+        chat_id: str,
+        file: OutgoingFile,
+        *,
+        caption: str | None = None,
+        reply_to: str | None = None,
+        thread_id: str | None = None,
+    ) -> SendResult:
+        """`send` with the file as a data URI attachment (signal-cli's
+        ``data:<MIME>;filename=<NAME>;base64,<DATA>``): the bytes travel in the request,
+        so signal-cli never reads a path of Herald's (it may run as another user, or in
+        another container)."""
+        encoded = base64.b64encode(file.data).decode("ascii")
+        uri = f"data:{file.mime};filename={file.name};base64,{encoded}"
+        params: dict[str, Any] = {
+            "message": caption or "",
+            "attachments": [uri],
+            **self._target(chat_id),
+        }
+        try:
+            result = await self._rpc("send", params)
+        except SignalRpcError as exc:
+            self.health.error(f"file upload: {exc}")
+            return SendResult(ok=False, permanent_failure=exc.permanent, error=str(exc))
+        ts = int((result or {}).get("timestamp") or 0)
+        self.health.sent()
+        self._remember(self._own, ts, None)
         return SendResult(ok=True, message_ids=[f"{self.account}:{ts}"])
 
     async def edit(self, chat_id: str, message_id: str, text: str) -> SendResult:

@@ -30,7 +30,14 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from herald.gateway.auth import allowlist_matches
-from herald.gateway.contracts import Button, EventSink, MessageEvent, PlatformAdapter, SendResult
+from herald.gateway.contracts import (
+    Button,
+    EventSink,
+    MessageEvent,
+    OutgoingFile,
+    PlatformAdapter,
+    SendResult,
+)
 from herald.gateway.health import Rhythm
 from herald.gateway.platforms.slack.config import SlackSecrets, resolve_secrets
 from herald.gateway.platforms.slack.events import (
@@ -317,6 +324,42 @@ class SlackAdapter(PlatformAdapter):
             return self._failed("send", error)
         self.health.sent()
         return SendResult(ok=True, message_ids=[str(response["ts"])])
+
+    def supports_files(self) -> bool:
+        return True
+
+    async def send_file(
+        self,
+        chat_id: str,
+        file: OutgoingFile,
+        *,
+        caption: str | None = None,
+        reply_to: str | None = None,
+        thread_id: str | None = None,
+    ) -> SendResult:
+        """files_upload_v2: the external upload flow (getUploadURLExternal, the bytes to
+        the upload URL, completeUploadExternal shares it in the channel or thread, with
+        the caption as its comment). Needs the `files:write` scope."""
+        app = self._app
+        if app is None:
+            return SendResult(ok=False, error="the Slack adapter is not connected")
+        options: dict[str, Any] = {
+            "channel": chat_id,
+            "content": file.data,
+            "filename": file.name,
+            "title": file.name,
+        }
+        if caption:
+            options["initial_comment"] = markdown_to_mrkdwn(caption)
+        if thread_id:
+            options["thread_ts"] = thread_id
+        try:
+            response = await app.client.files_upload_v2(**options)
+        except Exception as error:
+            return self._failed("file upload", error)
+        self.health.sent()
+        uploaded = response.get("files") or [response.get("file") or {}]
+        return SendResult(ok=True, message_ids=[str(uploaded[0].get("id") or "")])
 
     async def edit(self, chat_id: str, message_id: str, text: str) -> SendResult:
         """Replace a message's text; its buttons go away (an answered approval's

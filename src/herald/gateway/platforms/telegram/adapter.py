@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from telegram import (
     BotCommand,
+    InputFile,
     Message,
     ReplyParameters,
     Update,
@@ -43,6 +44,7 @@ from herald.config.schema_gateway import TelegramPlatformConfig
 from herald.gateway.contracts import (
     Button,
     EventSink,
+    OutgoingFile,
     PlatformAdapter,
     SendResult,
 )
@@ -342,6 +344,49 @@ class TelegramAdapter(PlatformAdapter):
             )
 
         attempt = Attempt(chat_id=target, thread_id=_int_or_none(thread_id))
+        return await deliver(
+            operation,
+            attempt,
+            max_retry_after=self._max_retry_after,
+            on_migrated=self._remember_migration,
+        )
+
+    def supports_files(self) -> bool:
+        return True
+
+    async def send_file(
+        self,
+        chat_id: str,
+        file: OutgoingFile,
+        *,
+        caption: str | None = None,
+        reply_to: str | None = None,
+        thread_id: str | None = None,
+    ) -> SendResult:
+        """sendDocument: the bytes as a multipart upload, the caption as plain text (a
+        caption is at most 1,024 characters; a longer one is cut)."""
+        app = self._app
+        if app is None:
+            return SendResult(ok=False, error="the Telegram adapter is not connected")
+        target = self._target(chat_id)
+        if target is None:
+            return SendResult(ok=False, permanent_failure=True, error=f"bad chat id {chat_id!r}")
+        reply = (
+            ReplyParameters(int(reply_to), allow_sending_without_reply=True)
+            if reply_to and reply_to.lstrip("-").isdigit()
+            else None
+        )
+
+        async def operation(attempt: Attempt) -> Message:
+            return await app.bot.send_document(
+                chat_id=attempt.chat_id,
+                document=InputFile(file.data, filename=file.name),
+                caption=(caption or None) and caption[:1024],
+                message_thread_id=attempt.thread_id,
+                reply_parameters=reply,
+            )
+
+        attempt = Attempt(chat_id=target, html=False, thread_id=_int_or_none(thread_id))
         return await deliver(
             operation,
             attempt,
