@@ -227,7 +227,11 @@ class HeraldDojo:
         options = AgentOptions(
             source="cli" if attended else "cron", cwd=str(settings.home.root / "work")
         )
-        agent = Agent.from_settings(settings, store, options=options)
+        from herald.toolbox import agent_tools
+
+        agent = Agent.open(
+            settings, store, source=options.source, tools=agent_tools(settings), options=options
+        )
         self.model.plan = plan
         try:
             humans = Humans(approve=approve) if attended else None
