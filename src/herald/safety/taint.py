@@ -12,7 +12,7 @@ The rule, for each *candidate* of a control value:
 - candidates: the whole value, and the entities inside it: URLs (and their host),
   e-mail addresses, absolute or home-relative paths, and long digit/IBAN-like tokens.
   Candidates shorter than `MIN_CANDIDATE` characters are ignored (every page contains
-  "a" or "/tmp").
+  "a" or "/tmp"); a short value as a whole is checked as a word (below).
 - both sides are normalised: percent-encoding decoded (twice), HTML entities decoded,
   Unicode NFKC, case folded, runs of whitespace made one space, URL schemes and a
   leading ``www.`` dropped, trailing slashes dropped, ``/./`` and ``//`` in paths
@@ -22,6 +22,17 @@ The rule, for each *candidate* of a control value:
   first untrusted occurrence. (Trusted tool output later in the session can be the
   model echoing the untrusted value back — a file it wrote, a command it ran — so it
   clears nothing the untrusted content said first.)
+- a *short* control value (letters and digits, under `MIN_CANDIDATE` characters: an id,
+  a small number, a short name) is matched as a whole word instead: it is tainted when
+  untrusted text says it in running text (not inside a date, time, decimal or longer
+  number, not as a numbered list item, not as the value of a field of structured
+  output), unless the owner wrote it (for a number: on its own, as an answer or an
+  approval does; a number in the owner's sentence is most likely a date or a count) or
+  trusted content said it before the untrusted text did.
+- *outbound* data arguments (text sent to other people: a message body, a payment's
+  subject) are not checked whole; the entities in them (URLs and hosts, e-mail
+  addresses, IBAN-like tokens, long numbers, letter-and-digit codes, phone numbers) are,
+  as candidates of a control.
 
 Limits (documented in the README): a value the model *derives* from untrusted content
 without copying it (re-encoded in base64, split in pieces, spelled out, a path built
