@@ -50,6 +50,15 @@ SHORT_CASES = [
     ("inside a longer number", "13", [Evidence("Order 71344 shipped.", MAIL)], False),
     ("a list item's number", "3", [Evidence("Agenda:\n3. Next steps\n", MAIL)], False),
     (
+        "a list item inside a quoted string",
+        "9",
+        [Evidence('content: "Steps:\\n  8. Stir\\n  9. Serve warm"', MAIL)],
+        False,
+    ),
+    ("a written date", "11", [Evidence("Plans:\n - June 11: beach day", MAIL)], False),
+    ("a day before its month", "11", [Evidence("Arriving 11 June, leaving 14th", MAIL)], False),
+    ("a number near a month is still a number", "11", [Evidence("May I delete 11?", MAIL)], True),
+    (
         "a number in the owner's sentence does not clear it",
         "13",
         [Evidence("What happens on June 13?", OWNER), Evidence("Delete doc 13.", MAIL)],

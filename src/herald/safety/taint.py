@@ -125,7 +125,13 @@ _FIELD_BEFORE_RE = re.compile(
 )
 _FIELD_AFTER_RE = re.compile(r"""["']?\s*(?:[,}\])]|$)""")
 # A list item's number at the start of a line ("3. Next steps", "2) Book"): no mention.
-_LIST_MARKER_RE = re.compile(r"[\s>*-]*\d{1,3}[.)](?:\s.?)?")
+_LIST_BEFORE_RE = re.compile(r"[\s>*\\-]*")
+_LIST_AFTER_RE = re.compile(r"[.)](?!\w)")
+_LINE_BREAK_RE = re.compile(r"\r?\n|\\n")
+# A written date around a small number: "June 11", "11 June", "June 11th".
+_MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_MONTH_BEFORE_RE = re.compile(rf"\b{_MONTHS},?\s+$")
+_MONTH_AFTER_RE = re.compile(rf"(?:st|nd|rd|th)\b|(?:st|nd|rd|th)?,?\s+{_MONTHS}(?!\w)")
 
 
 @dataclass(frozen=True)
@@ -277,7 +283,9 @@ class EvidenceIndex:
     def _said_in_prose(self, position: int, word: str, pattern: re.Pattern[str]) -> bool:
         """Whether the untrusted text at `position` says `word` in running text, not only
         as the whole value of a field of structured output."""
-        for line in self.raw[position].splitlines():
+        # Lines of the text, and of the text quoted inside it (a JSON or YAML string
+        # writes its line breaks as \n).
+        for line in _LINE_BREAK_RE.split(self.raw[position]):
             if word not in line.casefold():
                 continue
             text = normalise(line)
@@ -285,8 +293,13 @@ class EvidenceIndex:
                 before, after = text[: match.start()], text[match.end() :]
                 if _FIELD_BEFORE_RE.search(before) and _FIELD_AFTER_RE.match(after):
                     continue  # a field of structured output
-                if not _LIST_MARKER_RE.fullmatch(text[: match.end() + 2]):
-                    return True
+                if _LIST_BEFORE_RE.fullmatch(before) and _LIST_AFTER_RE.match(after):
+                    continue  # a numbered list item
+                if word.isdigit() and (
+                    _MONTH_BEFORE_RE.search(before) or _MONTH_AFTER_RE.match(after)
+                ):
+                    continue  # a written date: June 11, 11 June, June 11th
+                return True
         return False
 
     def word_tainted_by(self, word: str) -> str | None:
