@@ -124,9 +124,10 @@ _FIELD_BEFORE_RE = re.compile(
     r"""\s*["']?$"""
 )
 _FIELD_AFTER_RE = re.compile(r"""["']?\s*(?:[,}\])]|$)""")
-# A list item's number at the start of a line ("3. Next steps", "2) Book"): no mention.
+# A list item's number at the start of a line ("3. Next steps", "2) Book", "3: Lunch"):
+# no mention.
 _LIST_BEFORE_RE = re.compile(r"[\s>*\\-]*")
-_LIST_AFTER_RE = re.compile(r"[.)](?!\w)")
+_LIST_AFTER_RE = re.compile(r"[.):](?!\w)")
 _LINE_BREAK_RE = re.compile(r"\r?\n|\\n")
 # A written date around a small number: "June 11", "11 June", "June 11th".
 _MONTHS = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
@@ -240,7 +241,9 @@ def _add_entities(found: _Found, value: str, *, hosts_like_files: bool) -> None:
 def _short_word(value: str) -> str | None:
     """The normalised form of a short letters-and-digits value, else None."""
     text = normalise(value).strip().strip("'\"")
-    return text if _SHORT_RE.fullmatch(text) else None
+    if not _SHORT_RE.fullmatch(text) or (len(text) == 1 and not text.isdigit()):
+        return None  # one letter (a permission flag, an initial) says nothing
+    return text
 
 
 def _word_pattern(word: str) -> re.Pattern[str]:
