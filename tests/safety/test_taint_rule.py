@@ -192,6 +192,8 @@ def test_attended_asks_with_argument_value_and_source_unattended_refuses() -> No
         "herald config set trust.enforce false",
         "herald config set trust.untrusted_paths []",
         "herald config set mcp.servers.inbox.trusted true",
+        # the owner's accounts are owner evidence: adding one would launder an address
+        "herald config set identities.owner.accounts [email:loot@evil.example]",
     ],
 )
 def test_a_tool_call_cannot_turn_the_defence_off(command: str) -> None:

@@ -63,6 +63,19 @@ def test_every_declared_tool_exists_and_results_are_untrusted() -> None:
     assert len(specs) == len(load_suite("banking").tools)
 
 
+def test_sending_tools_declare_their_outbound_text_and_the_user_owns_their_address() -> None:
+    from herald.testing.agentdojo_runs import _accounts
+
+    assert DECLARATIONS["banking"]["send_money"].outbound == ("subject",)
+    assert DECLARATIONS["workspace"]["send_email"].outbound == ("subject", "body")
+    slack = {spec.name: spec for spec in suite_tools("slack")}
+    assert slack["send_direct_message"].outbound == ("body",)
+    assert slack["post_webpage"].outbound == ("content",)
+    assert not slack["read_channel_messages"].outbound
+    assert _accounts("workspace") == ["email:emma.johnson@bluesparrowtech.com"]
+    assert _accounts("banking") == []
+
+
 def _request(*messages: dict, tools: tuple[str, ...] = ("send_money",)) -> RecordedRequest:
     import json
 

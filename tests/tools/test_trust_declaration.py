@@ -37,6 +37,40 @@ def test_a_misspelt_control_argument_is_refused_at_declaration() -> None:
             return ""
 
 
+def test_outbound_data_arguments_are_declared_and_checked_for_spelling() -> None:
+    @tool(toolset="t", controls=("to",), outbound=("body",), consequential=True)
+    def send(ctx: ToolContext, to: str, body: str) -> str:
+        """Send."""
+        return ""
+
+    assert send.outbound == ("body",)
+    with pytest.raises(ValueError, match="'text'"):
+
+        @tool(toolset="t", controls=("to",), outbound=("text",), consequential=True)
+        def send2(ctx: ToolContext, to: str, body: str) -> str:
+            """Send."""
+            return ""
+
+    reg = ToolRegistry()
+    spec = reg.register(
+        "post",
+        "chat",
+        {"parameters": {"properties": {"channel": {}, "content": {}}}},
+        lambda a, c: "",
+        controls=("channel",),
+        outbound=("content",),
+    )
+    assert spec.outbound == ("content",)
+    with pytest.raises(ValueError, match="'message'"):
+        reg.register(
+            "post2",
+            "chat",
+            {"parameters": {"properties": {"content": {}}}},
+            lambda a, c: "",
+            outbound=("message",),
+        )
+
+
 def test_untrusted_must_be_a_source_label() -> None:
     with pytest.raises(ValueError, match="kind:name"):
 

@@ -31,6 +31,7 @@ from herald.safety.taint import (
 from herald.tools import ToolContext, ToolResult, ToolSpec, coerce_arguments, sanitize_error
 
 if TYPE_CHECKING:
+    from herald.config import HeraldConfig
     from herald.engine.turn_context import TurnContext
     from herald.providers import ToolCall
 
@@ -50,6 +51,9 @@ def session_evidence(ctx: TurnContext) -> list[Evidence]:
     (archived ones included, so a compression does not lose who said what) except the
     model's own messages, then the values the owner approved."""
     evidence: list[Evidence] = []
+    accounts = owner_accounts(ctx.tool_context.config)
+    if accounts:  # the owner's own addresses are the owner's words wherever they show up
+        evidence.append(Evidence(" ".join(accounts), OWNER))
     # A reviewer or sub-agent works from its parent's conversation: the parent's evidence
     # (and its parent's) comes first, so a value copied from the parent's untrusted
     # content into the child's task is still untrusted in the child.
@@ -64,6 +68,17 @@ def session_evidence(ctx: TurnContext) -> list[Evidence]:
 
 
 MAX_ANCESTORS = 4
+
+
+def owner_accounts(config: HeraldConfig | None) -> list[str]:
+    """The user ids of the owner's accounts (`identities.owner.accounts`, e.g.
+    ``email:ana@home.example`` gives ``ana@home.example``)."""
+    if config is None:
+        return []
+    owner = config.identities.get("owner")
+    if owner is None:
+        return []
+    return [account.partition(":")[2].strip() for account in owner.accounts]
 
 
 def _lineage(ctx: TurnContext) -> list[str]:
@@ -110,7 +125,7 @@ def taint_gate(ctx: TurnContext, call: ToolCall) -> ToolResult | None:
     if tool_ctx.config is not None and not tool_ctx.config.trust.enforce:
         return None
     spec = ctx.tools.spec(call.name)
-    if spec is None or not spec.controls:
+    if spec is None or not (spec.controls or spec.outbound):
         return None
     args = _arguments(spec, call)
     if args is None or not spec.is_consequential(args, tool_ctx):
@@ -120,7 +135,7 @@ def taint_gate(ctx: TurnContext, call: ToolCall) -> ToolResult | None:
     # a time, and a value approved for one call is the owner's for the next.
     with approvals.lock:
         evidence = EvidenceIndex.of(session_evidence(ctx))
-        taint = find_taint(call.name, args, spec.controls, evidence)
+        taint = find_taint(call.name, args, spec.controls, evidence, spec.outbound)
         if taint is None:
             return None
         decision = decide_taint(taint, has_human=tool_ctx.approve is not None)
@@ -165,4 +180,4 @@ def _attribute(spec: ToolSpec, call: ToolCall, args: dict[str, Any], taint: Tain
     call.arguments = json.dumps(args, ensure_ascii=False)
 
 
-__all__ = ["OwnerApprovals", "session_evidence", "taint_gate"]
+__all__ = ["OwnerApprovals", "owner_accounts", "session_evidence", "taint_gate"]

@@ -191,6 +191,9 @@ class HeraldDojo:
                     "plugins": {"enabled": [name]},
                     "toolsets": {"enabled": [f"plugin-{name}"], "defer_external": False},
                     "trust": {"enforce": enforce},
+                    # The user the suite plays: their own mail address is theirs (an
+                    # owner configures it the same way).
+                    "identities": {"owner": {"role": "owner", "accounts": _accounts(suite_name)}},
                 },
             )
             settings = make_home(path, config)
@@ -248,6 +251,13 @@ class HeraldDojo:
             saw_injection=plan.saw_injection,
             exit_reason=result.exit_reason.value,
         )
+
+
+def _accounts(suite_name: str) -> list[str]:
+    """The suite user's own accounts, as `identities.owner.accounts` lists them."""
+    environment = load_suite(suite_name).load_and_inject_default_environment({})
+    address = getattr(getattr(environment, "inbox", None), "account_email", None)
+    return [f"email:{address}"] if address else []
 
 
 # -- AgentDojo's checks ------------------------------------------------------------------

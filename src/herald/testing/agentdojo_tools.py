@@ -36,24 +36,35 @@ RESULT_LIMIT = 400_000  # whole results: a spilled preview could hide the inject
 class Declared:
     """How one acting tool is declared: the arguments that decide where the action goes
     (who gets the money or the mail, which file or event is touched, which URL is
-    called). Its other arguments are data and may carry untrusted text freely."""
+    called), and the data arguments whose text is sent to other people (`outbound`: a
+    mail body, a payment's subject; the links, addresses, account numbers and codes in
+    them are checked, their prose is not). Other arguments are data and may carry
+    untrusted text freely."""
 
     controls: tuple[str, ...]
     consequential: bool = True
+    outbound: tuple[str, ...] = ()
 
 
 def _acting(**tools: tuple[str, ...]) -> dict[str, Declared]:
     return {name: Declared(controls) for name, controls in tools.items()}
 
 
+def _sending(**tools: tuple[tuple[str, ...], tuple[str, ...]]) -> dict[str, Declared]:
+    """Tools that send text to someone: (controls, outbound data arguments)."""
+    return {name: Declared(controls, outbound=out) for name, (controls, out) in tools.items()}
+
+
 # Tools not named here only read the environment (not consequential, no controls).
-_CALENDAR = _acting(
+_CALENDAR = {
     # Who is invited, and the event's name: the title is to an event what the file name
-    # is to create_file (the description is its content, data like a file's body).
-    create_calendar_event=("participants", "title"),
-    cancel_calendar_event=("event_id",),
-)
-_EMAIL = _acting(send_email=("recipients", "cc", "bcc", "attachments"))
+    # is to create_file. The description is data, but an invitation sends it to every
+    # participant: outbound.
+    **_sending(create_calendar_event=(("participants", "title"), ("description",))),
+    **_acting(cancel_calendar_event=("event_id",)),
+}
+_EMAIL = _sending(send_email=(("recipients", "cc", "bcc", "attachments"), ("subject", "body")))
+_PAYMENT = (("recipient",), ("subject",))
 DECLARATIONS: dict[str, dict[str, Declared]] = {
     "workspace": {
         **_EMAIL,
@@ -77,23 +88,31 @@ DECLARATIONS: dict[str, dict[str, Declared]] = {
             reserve_restaurant=("restaurant",),
         ),
     },
-    "banking": _acting(
-        send_money=("recipient",),
-        schedule_transaction=("recipient",),
-        update_scheduled_transaction=("id", "recipient"),
-        update_password=("password",),
-        update_user_info=("first_name", "last_name", "street", "city"),
-    ),
-    "slack": _acting(
-        add_user_to_channel=("user", "channel"),
-        send_direct_message=("recipient",),
-        send_channel_message=("channel",),
-        invite_user_to_slack=("user", "user_email"),
-        remove_user_from_slack=("user",),
-        # Fetching a URL sends a request there (the query string can carry data out).
-        get_webpage=("url",),
-        post_webpage=("url",),
-    ),
+    "banking": {
+        **_sending(
+            send_money=_PAYMENT,
+            schedule_transaction=_PAYMENT,
+            update_scheduled_transaction=(("id", "recipient"), ("subject",)),
+        ),
+        **_acting(
+            update_password=("password",),
+            update_user_info=("first_name", "last_name", "street", "city"),
+        ),
+    },
+    "slack": {
+        **_acting(
+            add_user_to_channel=("user", "channel"),
+            invite_user_to_slack=("user", "user_email"),
+            remove_user_from_slack=("user",),
+            # Fetching a URL sends a request there (the query string can carry data out).
+            get_webpage=("url",),
+        ),
+        **_sending(
+            send_direct_message=(("recipient",), ("body",)),
+            send_channel_message=(("channel",), ("body",)),
+            post_webpage=(("url",), ("content",)),
+        ),
+    },
 }
 
 
@@ -199,6 +218,7 @@ def suite_tools(suite_name: str) -> list[ToolSpec]:
             controls=declared.controls,  # a misspelt one is refused here, by Herald
             consequential=declared.consequential,
             untrusted=UNTRUSTED_SOURCE,
+            outbound=declared.outbound,
         )
         specs.append(declare(_caller(slot, function.name)))
     return specs

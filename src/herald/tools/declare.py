@@ -65,6 +65,7 @@ def tool(
     untrusted: str | None = None,
     consequence: Callable[[dict[str, Any], ToolContext], bool] | None = None,
     attributed: Iterable[str] = (),
+    outbound: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], ToolSpec]:
     """Turn ``fn(ctx, **arguments)`` into a `ToolSpec`.
 
@@ -76,8 +77,11 @@ def tool(
     ``"plugin:name"``) marks the tool's results as untrusted content (herald.safety.taint).
     ``consequence(args, ctx)`` narrows ``consequential`` per call (a read-only command is
     not), and ``attributed`` names arguments kept for later sessions (memory, skills):
-    an approved value from untrusted content is stored with its source."""
-    controls, attributed = tuple(controls), tuple(attributed)
+    an approved value from untrusted content is stored with its source. outbound names
+    data arguments whose text is sent to other people (a message body, a payment's
+    subject): the links, addresses, account numbers and codes in them are checked like
+    controls, the prose around them is not."""
+    controls, attributed, outbound = tuple(controls), tuple(attributed), tuple(outbound)
 
     def declare(fn: Callable[..., Any]) -> ToolSpec:
         tool_name = name or fn.__name__
@@ -88,7 +92,9 @@ def tool(
         else:
             parameters, validate = _schema_from_signature(tool_name, fn, arg_docs)
         check_path_arguments(tool_name, parameters, tuple(reads), tuple(writes))
-        check_trust_declaration(tool_name, parameters, (*controls, *attributed), untrusted)
+        check_trust_declaration(
+            tool_name, parameters, (*controls, *attributed, *outbound), untrusted
+        )
         text = description if description is not None else summary
         if not text and schema is not None:
             text = str(schema.get("description") or "")
@@ -117,6 +123,7 @@ def tool(
             untrusted=untrusted,
             consequence=consequence,
             attributed=attributed,
+            outbound=outbound,
         )
 
     return declare

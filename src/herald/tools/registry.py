@@ -228,6 +228,10 @@ class ToolSpec:
     # Arguments whose text is kept for later sessions (a memory entry, a skill): when the
     # owner approves one taken from untrusted content, it is stored with its source.
     attributed: tuple[str, ...] = ()
+    # Data arguments whose text leaves for other people (a message body, a payment's
+    # subject): the entities in them (links, addresses, account numbers, codes) are
+    # checked like controls; their prose stays data.
+    outbound: tuple[str, ...] = ()
 
     def is_consequential(self, args: dict[str, Any], ctx: ToolContext) -> bool:
         """Whether this call, with these arguments, needs the taint check."""
@@ -417,12 +421,14 @@ class ToolRegistry:
         controls: Iterable[str] = (),
         consequential: bool = False,
         untrusted: str | None = None,
+        outbound: Iterable[str] = (),
     ) -> ToolSpec:
         """A tool declared from a schema dict (a memory provider's, a test's); built-in
         tools use `@tool` on a typed function instead."""
         reads, writes, controls = tuple(reads), tuple(writes), tuple(controls)
+        outbound = tuple(outbound)
         check_path_arguments(name, schema.get("parameters"), reads, writes)
-        check_trust_declaration(name, schema.get("parameters"), controls, untrusted)
+        check_trust_declaration(name, schema.get("parameters"), (*controls, *outbound), untrusted)
         if max_result_chars < 1:
             raise ValueError(f"max_result_chars for {name!r} must be positive")
         spec = ToolSpec(
@@ -440,6 +446,7 @@ class ToolRegistry:
             controls=controls,
             consequential=consequential,
             untrusted=untrusted,
+            outbound=outbound,
         )
         with self._lock:
             self._pending.pop(name, None)
