@@ -29,6 +29,7 @@ from herald.engine import Agent, AgentOptions, ExitReason, Humans
 from herald.state import StateStore
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.homes import fake_model_config, make_home
+from herald.toolbox import builtin_tools
 
 
 def script(files: int) -> str:
@@ -70,7 +71,13 @@ def one_run(way: str, files: int, latency: float, root: Path) -> dict[str, float
         config["approvals"] = {"mode": "off"}
         settings = make_home(root / "home", config)
         store = StateStore(settings.home.state_db)
-        agent = Agent.from_settings(settings, store, options=AgentOptions(cwd=str(work)))
+        agent = Agent.open(
+            settings,
+            store,
+            source="cli",
+            tools=builtin_tools(),
+            options=AgentOptions(cwd=str(work)),
+        )
         started = time.perf_counter()
         result = agent.start_turn("which files mention needle?", humans=Humans()).result(
             timeout=600

@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from herald.config.schema_browser import BrowserConfig
 from herald.config.schema_backup import BackupConfig
+from herald.config.schema_browser import BrowserConfig
 from herald.config.schema_budget import BudgetConfig, ModelPricing
 from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.schema_context import ContextConfig
