@@ -67,6 +67,9 @@ class FakeSignalServer:
         self.typing: list[str] = []
         self.reactions: list[dict[str, Any]] = []
         self.edits = 0
+        # Seconds a `send` answer waits after the message is recorded: the person on the
+        # other side can see (and react to) it before Herald learns its timestamp.
+        self.send_answer_delay = 0.0
         self._lock = threading.Lock()
         self._clock = int(time.time() * 1000)
         # Messages wait here until a listening stream takes them, as they wait on
@@ -293,6 +296,8 @@ class FakeSignalServer:
                         files,
                     )
                 )
+            if self.send_answer_delay:
+                time.sleep(self.send_answer_delay)
             return {"jsonrpc": "2.0", "result": {"timestamp": ts}, "id": rid}
         if method == "sendTyping":
             target = params.get("groupId") or params.get("recipient")

@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 SIGNAL_MAX_MESSAGE = 2000  # what Signal shows unfolded; longer is split by the gateway
 _EMOJI_FOR = {"/approve": "👍", "/approve session": "🔁", "/approve always": "⭐", "/deny": "👎"}
 _KEPT_PROMPTS = 50
+_LATE_PRESS_TRIES = 50  # 5 s: a press that came back before its prompt's send answered
 _FIRST_BACKOFF = 0.2  # then doubling to 30 s: a blip costs nothing, an outage little
 # A group's chat id (group ids are base64 and may start with "+", like a number).
 GROUP_PREFIX = "group:"
@@ -77,7 +78,8 @@ class SignalAdapter(PlatformAdapter):
         self._ids = itertools.count(1)
         # prompt timestamp -> (chat, {emoji: button data}); the newest few
         self._prompts: OrderedDict[int, tuple[str, dict[str, str]]] = OrderedDict()
-        self._own: OrderedDict[int, None] = OrderedDict()  # timestamps of Herald's messages
+        self._own: OrderedDict[int, None] = OrderedDict()
+        self._prompts_in_flight = 0  # prompt sends whose timestamp has not come back yet  # timestamps of Herald's messages
         self.connected = asyncio.Event()
 
     # ---- lifecycle --------------------------------------------------------------------
@@ -204,9 +206,15 @@ class SignalAdapter(PlatformAdapter):
         reaction = message.get("reaction")
         if isinstance(reaction, dict):
             text = self._reaction_press(chat, reaction)
-            if text is None:
-                return
-            self._dispatch_new(chat, author, envelope, group, text, event_id, ts, None, ())
+            if text is not None:
+                self._dispatch_new(chat, author, envelope, group, text, event_id, ts, None, ())
+            elif self._prompts_in_flight:
+                # The prompt may be on its way back from signal-cli still (its timestamp
+                # arrives with send's answer): look again shortly rather than drop a press.
+                late = self._late_press(chat, author, envelope, group, reaction, event_id, ts)
+                task = asyncio.get_running_loop().create_task(late)
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
             return
         text = str(message.get("message") or "")
         quote = message.get("quote") or {}
@@ -251,6 +259,25 @@ class SignalAdapter(PlatformAdapter):
             raw=envelope,
         )
         self.spawn_dispatch(self._sink, event, self._tasks)
+
+    async def _late_press(
+        self,
+        chat: str,
+        author: str,
+        envelope: dict[str, Any],
+        group: str | None,
+        reaction: dict[str, Any],
+        event_id: str,
+        ts: int,
+    ) -> None:
+        for _ in range(_LATE_PRESS_TRIES):
+            await asyncio.sleep(0.1)
+            text = self._reaction_press(chat, reaction)
+            if text is not None:
+                self._dispatch_new(chat, author, envelope, group, text, event_id, ts, None, ())
+                return
+            if not self._prompts_in_flight:
+                return
 
     def _reaction_press(self, chat: str, reaction: dict[str, Any]) -> str | None:
         if reaction.get("isRemove"):
@@ -297,11 +324,14 @@ class SignalAdapter(PlatformAdapter):
             if ts.isdigit():
                 params["quoteTimestamp"] = int(ts)
                 params["quoteAuthor"] = author
+        self._prompts_in_flight += bool(choices)
         try:
             result = await self._rpc("send", params)
         except SignalRpcError as exc:
             self.health.error(f"send: {exc}")
             return SendResult(ok=False, permanent_failure=exc.permanent, error=str(exc))
+        finally:
+            self._prompts_in_flight -= bool(choices)
         ts = int((result or {}).get("timestamp") or 0)
         self.health.sent()
         self._remember(self._own, ts, None)
