@@ -202,3 +202,21 @@ def test_a_tool_call_cannot_turn_the_defence_off(command: str) -> None:
 
     verdict = check_command(command)
     assert verdict.is_hardline and verdict.rule == "control.posture_change"
+
+
+def test_a_stored_row_is_normalised_once_across_checks() -> None:
+    """Rows never change, so the index keeps their normalised text by row id between
+    checks: the second check reuses it (here a marker proves the memo was read)."""
+    from herald.safety.taint import Evidence, EvidenceIndex, normalise
+
+    rows = [
+        Evidence("Visit HTTPS://Evil.Example/Collect", "untrusted:web:x", row_id=7),
+        Evidence("my own words", "owner", row_id=8),
+    ]
+    memo: dict[int, str] = {}
+    first = EvidenceIndex.of(rows, memo)
+    assert memo == {7: normalise(rows[0].text), 8: normalise(rows[1].text)}
+    memo[8] = "remembered"
+    second = EvidenceIndex.of([*rows, Evidence("approved value", "owner")], memo)
+    assert second.items[:1] == first.items[:1] and second.items[1][0] == "remembered"
+    assert second.items[2] == (normalise("approved value"), "owner")  # no row id: fresh

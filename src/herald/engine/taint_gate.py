@@ -40,10 +40,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class OwnerApprovals:
-    """Values the owner approved in this session (they count as the owner's words)."""
+    """Values the owner approved in this session (they count as the owner's words), and
+    the stored rows already normalised for the check (by row id: rows never change)."""
 
     texts: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    normalised_rows: dict[int, str] = field(default_factory=dict, repr=False)
 
 
 def session_evidence(ctx: TurnContext) -> list[Evidence]:
@@ -102,7 +104,7 @@ def _rows(ctx: TurnContext, session_id: str) -> list[Evidence]:
         log.debug("no evidence from session %s", session_id, exc_info=True)
         return []
     return [
-        Evidence(row.content, getattr(row, "provenance", "trusted"))
+        Evidence(row.content, getattr(row, "provenance", "trusted"), row.id)
         for row in rows
         if row.role != "assistant" and isinstance(row.content, str)
     ]
@@ -134,7 +136,7 @@ def taint_gate(ctx: TurnContext, call: ToolCall) -> ToolResult | None:
     # One check at a time per agent (parallel calls): a person is asked one question at
     # a time, and a value approved for one call is the owner's for the next.
     with approvals.lock:
-        evidence = EvidenceIndex.of(session_evidence(ctx))
+        evidence = EvidenceIndex.of(session_evidence(ctx), approvals.normalised_rows)
         taint = find_taint(call.name, args, spec.controls, evidence, spec.outbound)
         if taint is None:
             return None

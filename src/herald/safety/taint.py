@@ -144,6 +144,9 @@ class Evidence:
 
     text: str
     provenance: str
+    # A stored row's id: its text never changes (history is append-only), so its
+    # normalised form can be remembered across checks (`EvidenceIndex.of`'s `memo`).
+    row_id: int | None = None
 
     @property
     def untrusted(self) -> bool:
@@ -278,12 +281,21 @@ class EvidenceIndex:
     raw: list[str] = field(default_factory=list)  # the texts as they came (their lines)
 
     @classmethod
-    def of(cls, evidence: Iterable[Evidence]) -> EvidenceIndex:
+    def of(cls, evidence: Iterable[Evidence], memo: dict[int, str] | None = None) -> EvidenceIndex:
+        """The index of `evidence`. `memo` (row id -> normalised text) keeps the normalised
+        rows between checks, so a session's check costs its new rows, not its history."""
         index = cls()
         for item in evidence:
-            if item.text:
-                index.items.append((normalise(item.text), item.provenance))
-                index.raw.append(item.text)
+            if not item.text:
+                continue
+            if memo is None or item.row_id is None:
+                normalised = normalise(item.text)
+            else:
+                normalised = memo.get(item.row_id)
+                if normalised is None:
+                    normalised = memo[item.row_id] = normalise(item.text)
+            index.items.append((normalised, item.provenance))
+            index.raw.append(item.text)
         return index
 
     def _said_in_prose(self, position: int, word: str, pattern: re.Pattern[str]) -> bool:
