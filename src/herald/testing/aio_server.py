@@ -111,3 +111,25 @@ class AioServerThread:
 
 async def _as_coroutine(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
+
+
+class PeriodicDrops:
+    """A fake's "the server cuts every connection every N seconds" fault mode: the fake
+    defines `drop_all()`; `drop_every(seconds)` starts it on a timer, `None` stops it."""
+
+    _dropper: asyncio.Task[None] | None = None
+
+    async def drop_all(self) -> int:
+        raise NotImplementedError
+
+    def drop_every(self, seconds: float | None) -> None:
+        if self._dropper is not None:
+            self._dropper.cancel()
+            self._dropper = None
+        if seconds:
+            self._dropper = asyncio.ensure_future(self._drop_loop(seconds))
+
+    async def _drop_loop(self, seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            await self.drop_all()

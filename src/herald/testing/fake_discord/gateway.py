@@ -9,7 +9,6 @@ Everything here runs on the server's own loop.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from herald.testing.aio_server import PeriodicDrops
 from herald.testing.fake_discord.world import DiscordWorld
 
 OP_DISPATCH, OP_HEARTBEAT, OP_IDENTIFY, OP_RESUME = 0, 1, 2, 6
@@ -32,7 +32,7 @@ class GatewaySession:
     heartbeat_seq: int = 0  # the last sequence the client said it received
 
 
-class FakeGateway:
+class FakeGateway(PeriodicDrops):
     def __init__(self, world: DiscordWorld, heartbeat_interval_ms: int) -> None:
         self.world = world
         self.heartbeat_interval_ms = heartbeat_interval_ms
@@ -44,7 +44,6 @@ class FakeGateway:
         self.current: GatewaySession | None = None
         self.waiting: list[tuple[str, dict[str, Any]]] = []  # before any session exists
         self.sockets: set[web.WebSocketResponse] = set()
-        self._dropper: asyncio.Task[None] | None = None
 
     # ---- the websocket --------------------------------------------------------------------------
 
@@ -210,18 +209,6 @@ class FakeGateway:
     async def send_op(self, op: int, data: Any = None) -> None:
         for ws in list(self.sockets):
             await self._send(ws, {"op": op, "d": data})
-
-    def drop_every(self, seconds: float | None) -> None:
-        if self._dropper is not None:
-            self._dropper.cancel()
-            self._dropper = None
-        if seconds:
-            self._dropper = asyncio.ensure_future(self._drop_loop(seconds))
-
-    async def _drop_loop(self, seconds: float) -> None:
-        while True:
-            await asyncio.sleep(seconds)
-            await self.drop_all()
 
     async def close(self) -> None:
         self.drop_every(None)

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 import aiohttp
 from aiohttp import WSMsgType, web
 
+from herald.testing.aio_server import PeriodicDrops
 from herald.testing.fake_slack.records import Envelope
 from herald.testing.fake_slack.world import SlackWorld
 
@@ -28,7 +29,7 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
     return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
-class FakeDelivery:
+class FakeDelivery(PeriodicDrops):
     def __init__(self, world: SlackWorld) -> None:
         self.world = world
         self.pongs = True
@@ -37,7 +38,6 @@ class FakeDelivery:
         self.http_target: str | None = None  # a Request URL: events go over HTTP instead
         self.sockets: list[web.WebSocketResponse] = []
         self.pending: list[Envelope] = []  # not yet sent down any socket
-        self._dropper: asyncio.Task[None] | None = None
         self._http: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
 
@@ -210,18 +210,6 @@ class FakeDelivery:
                 await ws.send_str(json.dumps(body))
             except (ConnectionError, RuntimeError):
                 pass
-
-    def drop_every(self, seconds: float | None) -> None:
-        if self._dropper is not None:
-            self._dropper.cancel()
-            self._dropper = None
-        if seconds:
-            self._dropper = asyncio.ensure_future(self._drop_loop(seconds))
-
-    async def _drop_loop(self, seconds: float) -> None:
-        while True:
-            await asyncio.sleep(seconds)
-            await self.drop_all()
 
     async def close(self) -> None:
         self.drop_every(None)
