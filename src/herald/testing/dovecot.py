@@ -22,17 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from herald.testing.listener import free_port
+
 DOVECOT = "/usr/sbin/dovecot"
 
 
 class DovecotUnavailable(RuntimeError):
     """Dovecot is not installed or would not start; the message says why."""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class DovecotServer:
@@ -60,7 +56,7 @@ class DovecotServer:
         entry = pwd.getpwnam(run_as)
         for sub in ("run", "state", "mail", "home"):
             (self.root / sub).mkdir(exist_ok=True)
-        self.port = _free_port()
+        self.port = free_port()
         (self.root / "passwd").write_text(
             "".join(f"{user}:{{PLAIN}}{password}::::::\n" for user, password in self.users.items())
         )

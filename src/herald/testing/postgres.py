@@ -12,13 +12,14 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from uuid import uuid4
+
+from herald.testing.listener import free_port
 
 START_TIMEOUT = 30.0
 
@@ -56,12 +57,6 @@ def find_server_binaries() -> ServerBinaries:
             "running as root and there is no postgres system user to run the server as"
         ) from None
     return ServerBinaries(bindir, "postgres")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class PostgresServer:

@@ -8,7 +8,6 @@ the next few deliveries to test retries.
 from __future__ import annotations
 
 import email.policy
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -16,11 +15,7 @@ from email.message import EmailMessage
 from email.parser import BytesParser
 from typing import Any
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from herald.testing.listener import free_port
 
 
 class SmtpSink:
@@ -65,7 +60,7 @@ class SmtpSink:
             )
             return AuthResult(success=ok)
 
-        self.port = _free_port()
+        self.port = free_port()
         self._controller = Controller(
             Handler(),
             hostname=self.host,
