@@ -12,9 +12,9 @@ first line names a pending code is handed to the gateway as that button's comman
 and a code that is not pending is refused with a sentence saying so.
 
 Where it stands across restarts (the folder's UIDVALIDITY and the last UID seen, the
-threads' headers, the pending approval codes) lives in ``<home>/gateway/email.json``;
-the UID is recorded before the message is dispatched, so a message is answered at
-most once.
+threads' headers, the pending approval codes) lives in ``<home>/gateway/email.json``.
+Each mail taken is recorded in the gateway's inbound ledger by its Message-ID before
+it is answered, so a mail is answered at most once, even if it is read again.
 """
 
 from __future__ import annotations
@@ -340,19 +340,27 @@ class EmailAdapter(PlatformAdapter):
                 words = words[1:]
             if words and all(w.isdigit() for w in words):
                 uids += [int(u) for u in words if int(u) > last]  # `N:*` can list one below N
-        for uid in sorted(set(uids)):
-            header = await client.uid("fetch", str(uid), "(BODY.PEEK[HEADER])")
-            mail = parse_mail(_literal(header.lines), max_attachment_bytes=0)
-            # recorded before anything is answered: a crash from here on never answers twice
-            self._state["last_uid"] = uid
-            self._save_state()
-            if not self._wanted(mail) or self.record_event(self._sink, mail.message_id) == "seen":
-                continue
-            body = await client.uid("fetch", str(uid), "(BODY.PEEK[])")
-            limit = int(self.config.max_attachment_mb * 1024 * 1024)
-            full = parse_mail(_literal(body.lines), max_attachment_bytes=limit)
-            await client.uid("store", str(uid), "+FLAGS.SILENT", "(\\Seen)")
-            self._accept(full)
+        try:
+            for uid in sorted(set(uids)):
+                header = await client.uid("fetch", str(uid), "(BODY.PEEK[HEADER])")
+                mail = parse_mail(_literal(header.lines), max_attachment_bytes=0)
+                self._state["last_uid"] = uid
+                # The inbound ledger, not the cursor, makes a mail answered once: it is
+                # recorded there before it is answered, so a crash that loses the cursor
+                # only means some headers are read again.
+                if (
+                    not self._wanted(mail)
+                    or self.record_event(self._sink, mail.message_id) == "seen"
+                ):
+                    continue
+                body = await client.uid("fetch", str(uid), "(BODY.PEEK[])")
+                limit = int(self.config.max_attachment_mb * 1024 * 1024)
+                full = parse_mail(_literal(body.lines), max_attachment_bytes=limit)
+                await client.uid("store", str(uid), "+FLAGS.SILENT", "(\\Seen)")
+                self._accept(full)
+        finally:
+            if int(self._state.get("last_uid", 0)) != last:
+                self._save_state()  # the read cursor, once per batch
 
     def _wanted(self, mail: InboundMail) -> bool:
         if not addressed_to_herald(mail, self.config):
