@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import posixpath
 
 from herald.environments import Environment
 from herald.safety import secret_read_refusal
@@ -44,13 +45,20 @@ def gate_read(path: str, ctx: ToolContext, environment: Environment) -> None:
         raise CommandRefused(refusal)
 
 
+# Where Herald itself saves what came from outside, under the working directory: files
+# people sent through a chat entrance (Discord, Slack, email) and pages' downloads.
+# Their contents are untrusted whatever `trust.untrusted_paths` says.
+INBOUND_FOLDERS = ("attachments", "downloads")
+
+
 def untrusted_file_source(path: str, ctx: ToolContext, environment: Environment) -> str | None:
-    """``file:<path>`` when `path` (or where it links to) matches one of
-    ``trust.untrusted_paths``: a glob on the absolute path (``~`` is the environment's
-    home; ``*`` also crosses ``/``), or a plain directory, which covers what is under it."""
-    patterns = ctx.config.trust.untrusted_paths if ctx.config is not None else []
-    if not patterns:
-        return None
+    """``file:<path>`` when `path` (or where it links to) is under one of the working
+    directory's `INBOUND_FOLDERS` or matches one of ``trust.untrusted_paths``: a glob on
+    the absolute path (``~`` is the environment's home; ``*`` also crosses ``/``), or a
+    plain directory, which covers what is under it."""
+    patterns = list(ctx.config.trust.untrusted_paths if ctx.config is not None else [])
+    if environment.cwd:
+        patterns += [posixpath.join(environment.cwd, folder) for folder in INBOUND_FOLDERS]
     home = environment.resolve("~").rstrip("/")
     for pattern in patterns:
         pattern = home + pattern[1:] if pattern.startswith("~") else pattern
@@ -63,4 +71,4 @@ def untrusted_file_source(path: str, ctx: ToolContext, environment: Environment)
     return None
 
 
-__all__ = ["gate_read", "real_paths", "secret_refusal", "untrusted_file_source"]
+__all__ = ["INBOUND_FOLDERS", "gate_read", "real_paths", "secret_refusal", "untrusted_file_source"]

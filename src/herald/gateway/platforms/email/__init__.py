@@ -8,12 +8,13 @@ decide which mail becomes a turn. The gateway builds it with `create_adapter` fr
 from __future__ import annotations
 
 import ipaddress
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from herald.config.schema_email import EmailPlatformConfig
 
 if TYPE_CHECKING:
-    from herald.config import HeraldHome, Secrets
+    from herald.config import HeraldHome, Secrets, Settings
     from herald.gateway.platforms.email.adapter import EmailAdapter
 
 SETTING = "gateway.platforms.email"
@@ -59,6 +60,7 @@ def create_adapter(
     secrets: Secrets,
     *,
     home: HeraldHome,
+    settings: Settings | None = None,
 ) -> EmailAdapter:
     from herald.gateway.platforms.email.adapter import EmailAdapter
     from herald.gateway.secret_refs import resolve_secret_ref
@@ -71,8 +73,15 @@ def create_adapter(
         config,
         password,
         state_path=home.root / "gateway" / "email.json",
-        attachments_dir=home.cache_dir / "email-attachments",
+        # where the other chat entrances put what people send: the working directory's
+        # attachments/ folder, whose files are untrusted when read
+        attachments_dir=_workdir(settings) / "attachments",
     )
+
+
+def _workdir(settings: Settings | None) -> Path:
+    cwd = settings.config.gateway.cwd if settings is not None else None
+    return Path(cwd or Path.cwd())
 
 
 __all__ = ["EmailConfigError", "check_config", "create_adapter"]

@@ -41,6 +41,7 @@ from herald.gateway.contracts import (
     SendResult,
 )
 from herald.gateway.health import Rhythm
+from herald.gateway.inbox import save_inbound_file
 from herald.gateway.platforms.email.mail import (
     InboundMail,
     addressed_to_herald,
@@ -434,13 +435,13 @@ class EmailAdapter(PlatformAdapter):
         notes: list[str] = []
         if mail.attachments:
             folder = self._attachments_dir / safe_name(mail.message_id, "message")
-            folder.mkdir(parents=True, exist_ok=True)
-            for n, part in enumerate(mail.attachments):
-                name = safe_name(part.filename, f"attachment-{n}")
-                path = folder / name
-                path.write_bytes(part.data)
+            for part in mail.attachments:
+                # the gateway's one inbound writer: no folders in the name, no link
+                # followed, nothing overwritten
+                path = save_inbound_file(folder, part.filename, part.data)
                 notes.append(
-                    f"attachment {name} ({part.content_type}, {len(part.data)} bytes) at {path}"
+                    f"attachment {path.name} ({part.content_type}, {len(part.data)} bytes)"
+                    f" at {path}"
                 )
         notes += [
             f"attachment {s} left out: over max_attachment_mb" for s in mail.skipped_attachments
