@@ -16,6 +16,7 @@ from herald.config.schema_email import EmailPlatformConfig
 from herald.config.schema_liveness import WatchdogConfig
 from herald.config.schema_signal import SignalPlatformConfig
 from herald.config.schema_slack import SlackPlatformConfig
+from herald.config.schema_whatsapp import WhatsAppPlatformConfig
 from herald.config.strict import StrictModel
 
 ApiScope = Literal["chat", "sessions:own", "sessions:all"]
@@ -94,6 +95,7 @@ class PlatformsConfig(StrictModel):
     signal: SignalPlatformConfig = Field(default_factory=SignalPlatformConfig)
     discord: DiscordPlatformConfig = Field(default_factory=DiscordPlatformConfig)
     slack: SlackPlatformConfig = Field(default_factory=SlackPlatformConfig)
+    whatsapp: WhatsAppPlatformConfig = Field(default_factory=WhatsAppPlatformConfig)
 
 
 class ProfileRoute(StrictModel):

@@ -65,6 +65,19 @@ class PlatformHarness(ABC):
     member: str  # an allowed user who is not an approver
     thread_a: str  # two threads of the group chat
     thread_b: str
+    # Capabilities the contract assumes where the platform has them. A platform without
+    # group chats (email, WhatsApp's Cloud API) says why, and the group tests skip.
+    supports_groups: bool = True
+    no_groups_reason: str = ""
+    # False where the platform cannot edit a sent message: no status line shows the
+    # running tool, so tests learn that a turn is running from the fake model instead.
+    supports_edits: bool = True
+
+    def require_groups(self) -> None:
+        if not self.supports_groups:
+            import pytest
+
+            pytest.skip(f"{self.name} has no group chats: {self.no_groups_reason}")
 
     @abstractmethod
     def start(self) -> None:
@@ -297,6 +310,22 @@ class Gateway:
 StartGateway = Callable[..., Awaitable["Gateway"]]  # the `gateway` fixture
 
 
+async def until_tool_runs(
+    harness: PlatformHarness, fake_llm: FakeLLMServer, asked: str, timeout: float = 30.0
+) -> None:
+    """Returns once the turn for `asked` is running its slow tool: its status line shows
+    it, or (no edits, no status line) the fake model was asked (the turn holds the
+    session from then on, whether its tool call has reached the terminal yet or not)."""
+    if harness.supports_edits:
+        await harness.wait_for(lambda s: "sleep 30" in s.text, "status of the running tool")
+        return
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asked not in [t.strip() for t in model_user_texts(fake_llm)]:
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"{harness.name}: the model was never asked {asked!r}")
+        await asyncio.sleep(0.05)
+
+
 def model_user_texts(fake_llm: FakeLLMServer) -> list[str]:
     return [r.last_user_text or "" for r in fake_llm.model_requests()]
 
@@ -313,4 +342,5 @@ __all__ = [
     "contract_settings",
     "model_user_texts",
     "script",
+    "until_tool_runs",
 ]

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
-from harness import LONG_REPLY, PlatformHarness, StartGateway, model_user_texts
+from harness import (
+    LONG_REPLY,
+    PlatformHarness,
+    StartGateway,
+    model_user_texts,
+    until_tool_runs,
+)
 
 from herald.gateway.splitting import split_message
 from herald.testing.fake_llm import FakeLLMServer
@@ -40,6 +46,7 @@ async def test_a_long_reply_is_split_within_the_platform_limit(
 async def test_an_approval_is_pressed_by_the_owner_and_refused_for_someone_else(
     harness: PlatformHarness, gateway: StartGateway, fake_llm: FakeLLMServer
 ) -> None:
+    harness.require_groups()
     await gateway()
     harness.say(harness.owner, "compute APPROVE", where="group")
     prompt = await harness.wait_for(lambda s: bool(s.buttons), "approval prompt", where="group")
@@ -54,12 +61,25 @@ async def test_an_approval_is_pressed_by_the_owner_and_refused_for_someone_else(
     await harness.wait_for(lambda s: s.text == "The answer is 42.", "answer", where="group")
 
 
-async def test_a_busy_message_is_queued_and_stop_ends_the_turn_and_the_queue(
+async def test_an_approval_in_a_direct_chat_is_pressed_by_the_owner(
     harness: PlatformHarness, gateway: StartGateway
+) -> None:
+    """The one approval every platform has, groups or not: the owner's own chat."""
+    await gateway()
+    harness.say(harness.owner, "compute APPROVE")
+    prompt = await harness.wait_for(lambda s: bool(s.buttons), "approval prompt")
+    assert "/approve" in prompt.buttons and "/deny" in prompt.buttons
+    assert not any("42" in s.text for s in harness.sent())  # nothing before the press
+    harness.press(harness.owner, prompt, "/approve")
+    await harness.wait_for(lambda s: s.text == "The answer is 42.", "answer")
+
+
+async def test_a_busy_message_is_queued_and_stop_ends_the_turn_and_the_queue(
+    harness: PlatformHarness, gateway: StartGateway, fake_llm: FakeLLMServer
 ) -> None:
     await gateway({"busy_mode": "queue"})
     harness.say(harness.owner, "take it SLOW")
-    await harness.wait_for(lambda s: "sleep 30" in s.text, "status of the running tool")
+    await until_tool_runs(harness, fake_llm, "take it SLOW")
     harness.say(harness.owner, "then WORD-next")
     await harness.wait_for(lambda s: "Queued" in s.text, "the queued notice")
     harness.say(harness.owner, "/stop")
@@ -85,6 +105,7 @@ async def test_an_attachment_reaches_the_model(
 async def test_a_thread_is_its_own_session(
     harness: PlatformHarness, gateway: StartGateway, fake_llm: FakeLLMServer
 ) -> None:
+    harness.require_groups()
     await gateway()
     harness.say(harness.owner, "first WORD-in-a", where="group", thread=harness.thread_a)
     await harness.wait_for(
@@ -118,7 +139,7 @@ async def test_an_event_replayed_after_a_restart_mid_turn_is_not_run_again(
 ) -> None:
     first = await gateway()
     harness.say(harness.owner, "take it SLOW")
-    await harness.wait_for(lambda s: "sleep 30" in s.text, "status of the running tool")
+    await until_tool_runs(harness, fake_llm, "take it SLOW")
     assert await first.stop() == 0  # the turn is interrupted and stays marked in flight
     harness.replay_last_event()  # the platform sends the message again
     await gateway()  # a new process: it resumes the turn, and must not start it twice
