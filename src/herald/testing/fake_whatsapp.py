@@ -95,6 +95,7 @@ class FakeWhatsAppServer(PeriodicDrops):
         self.uploads: dict[str, tuple[str, str, bytes]] = {}  # id -> (name, mime, bytes)
         self.media: dict[str, tuple[str, str, bytes]] = {}  # what people sent, by id
         self.last_inbound: dict[str, float] = {}  # digits -> their newest message's time
+        self.downloads: list[str] = []  # media ids whose bytes were fetched
         self.delivered = 0  # deliveries answered 200
         self.refused: list[int] = []  # statuses of refused delivery attempts
         self.probes = 0
@@ -343,6 +344,7 @@ class FakeWhatsAppServer(PeriodicDrops):
         found = self.media.get(request.match_info["media_id"])
         if found is None:
             return web.Response(status=404)
+        self.downloads.append(request.match_info["media_id"])
         return web.Response(body=found[2], content_type=found[1])
 
     async def _upload(self, request: web.Request) -> web.Response:

@@ -247,7 +247,9 @@ def contract_settings(
     fake_llm: FakeLLMServer,
     workdir: Path,
     gateway: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Settings:
+    """`gateway` merges into the gateway section, `extra` into the whole config."""
     fake_llm.set_handler(script)
     config = merge(
         fake_model_config(fake_llm),
@@ -268,7 +270,8 @@ def contract_settings(
             },
         },
     )
-    return make_home(root, merge(config, {"gateway": gateway or {}}), harness.env())
+    config = merge(merge(config, {"gateway": gateway or {}}), extra or {})
+    return make_home(root, config, harness.env())
 
 
 class Gateway:

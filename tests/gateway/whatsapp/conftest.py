@@ -41,11 +41,14 @@ async def whatsapp_gateway(
     workdir.mkdir(exist_ok=True)
 
     async def start(
-        gateway: dict[str, Any] | None = None, *, platform: dict[str, Any] | None = None
+        gateway: dict[str, Any] | None = None,
+        *,
+        platform: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> Gateway:
         section = {**wa.platform_config(), **(platform or {})}
         merged = {**(gateway or {}), "platforms": {"whatsapp": section}}
-        settings = contract_settings(wa, tmp_path / "home", fake_llm, workdir, merged)
+        settings = contract_settings(wa, tmp_path / "home", fake_llm, workdir, merged, extra)
         running = await Gateway(settings).start()
         started.append(running)
         return running
