@@ -1,5 +1,6 @@
-"""Who a turn's words are from: the owner's are `owner`; another identity's chat message
-and a webhook delivery are untrusted, stored clean and sent fenced, and cannot name the
+"""Who a turn's words are from: the owner's are `owner`; another identity's chat message,
+a mail from anyone but the owner (labelled with its sender's address) and a webhook
+delivery are untrusted, stored clean and sent fenced, and cannot name the
 target of a consequential call on their own."""
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ def write_what_the_user_names(target: str):
         ({}, "owner"),
         ({"identity": "dana"}, "untrusted:chat:dana"),
         ({"source": "webhook", "origin": "webhook:deploys"}, "untrusted:webhook:deploys"),
+        (
+            {"source": "email", "identity": "dana", "origin": "email:dana@example.org:<r@x>"},
+            "untrusted:email:dana@example.org",
+        ),
     ],
-    ids=["owner", "another identity", "webhook"],
+    ids=["owner", "another identity", "webhook", "email from someone else"],
 )
 def test_the_user_message_is_labelled_by_who_sent_it(
     make_agent, fake_llm, tmp_path, options, label

@@ -2,7 +2,8 @@
 to the model, and the taint check before a consequential tool call (DESIGN invariant 18).
 
 - The turn's user message is ``owner`` for the owner, ``untrusted:chat:<identity>`` for
-  anyone else, ``untrusted:webhook:<route>`` for a webhook delivery (`user_provenance`).
+  anyone else, ``untrusted:email:<sender address>`` for a mail from anyone but the owner,
+  ``untrusted:webhook:<route>`` for a webhook delivery (`user_provenance`).
 - A tool result is untrusted when its tool says so (web pages, MCP servers not marked
   trusted, plugin tools declared untrusted, files under ``trust.untrusted_paths``).
 - Untrusted content is stored clean and sent fenced (`api_copy`, herald.safety.provenance):
@@ -52,8 +53,20 @@ def user_provenance(options: AgentOptions) -> str:
         route = (options.origin or "webhook").split(":", 1)[-1] or "webhook"
         return untrusted(f"webhook:{route}")
     if options.identity != "owner":
+        sender = _mail_sender(options)
+        if sender:  # a mail names its sender, whoever the identity (often a guest)
+            return untrusted(f"email:{sender}")
         return untrusted(f"chat:{options.identity}")
     return OWNER
+
+
+def _mail_sender(options: AgentOptions) -> str | None:
+    """The sender of an email session: its origin is ``email:<sender address>:<thread>``
+    (the email adapter's chat is the sender)."""
+    if options.source != "email" or not options.origin:
+        return None
+    parts = options.origin.split(":", 2)
+    return parts[1] if len(parts) > 1 and "@" in parts[1] else None
 
 
 def api_copy(content: Any, provenance: str | None) -> str | None:
