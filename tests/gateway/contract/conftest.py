@@ -24,6 +24,7 @@ HARNESSES: dict[str, tuple[str, str, str]] = {
     "discord": ("discord_harness", "DiscordHarness", "discord"),
     "slack": ("slack_harness", "SlackHarness", "slack_bolt"),
     "whatsapp": ("whatsapp_harness", "WhatsAppHarness", "httpx"),
+    "email": ("email_harness", "EmailHarness", "aioimaplib"),
 }
 
 

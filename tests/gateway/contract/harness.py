@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from herald.config import Settings
 from herald.testing.fake_llm import FakeLLMServer, RecordedRequest, Reply
@@ -65,19 +65,22 @@ class PlatformHarness(ABC):
     member: str  # an allowed user who is not an approver
     thread_a: str  # two threads of the group chat
     thread_b: str
-    # Capabilities the contract assumes where the platform has them. A platform without
-    # group chats (email, WhatsApp's Cloud API) says why, and the group tests skip.
-    supports_groups: bool = True
-    no_groups_reason: str = ""
+    # What the contract assumes that a platform may lack, each with the reason it does:
+    # "groups" (group chats and their threads), "splitting" (a limit low enough that a
+    # long reply is split), "fault_modes" (a fake that can go silent, cut connections
+    # and storm: the liveness suite). A test that needs one calls `require`, which
+    # skips it with the reason where the platform lacks it.
+    lacks: ClassVar[dict[str, str]] = {}
+
+    def require(self, capability: str) -> None:
+        if capability in self.lacks:
+            import pytest
+
+            pytest.skip(f"{self.name} lacks {capability}: {self.lacks[capability]}")
+
     # False where the platform cannot edit a sent message: no status line shows the
     # running tool, so tests learn that a turn is running from the fake model instead.
     supports_edits: bool = True
-
-    def require_groups(self) -> None:
-        if not self.supports_groups:
-            import pytest
-
-            pytest.skip(f"{self.name} has no group chats: {self.no_groups_reason}")
 
     @abstractmethod
     def start(self) -> None:
@@ -323,10 +326,17 @@ async def until_tool_runs(
         await harness.wait_for(lambda s: "sleep 30" in s.text, "status of the running tool")
         return
     deadline = asyncio.get_running_loop().time() + timeout
-    while asked not in [t.strip() for t in model_user_texts(fake_llm)]:
+    while not any(said(t, asked) for t in model_user_texts(fake_llm)):
         if asyncio.get_running_loop().time() > deadline:
             raise TimeoutError(f"{harness.name}: the model was never asked {asked!r}")
         await asyncio.sleep(0.05)
+
+
+def said(text: str, words: str) -> bool:
+    """`text` (a user message as the model got it) is `words`: its last line, since a
+    platform may put a line of context first (email: the first mail's subject)."""
+    lines = text.strip().splitlines()
+    return bool(lines) and lines[-1].strip() == words
 
 
 def model_user_texts(fake_llm: FakeLLMServer) -> list[str]:
@@ -344,6 +354,7 @@ __all__ = [
     "Where",
     "contract_settings",
     "model_user_texts",
+    "said",
     "script",
     "until_tool_runs",
 ]

@@ -11,6 +11,7 @@ from harness import (
     PlatformHarness,
     StartGateway,
     model_user_texts,
+    said,
     until_tool_runs,
 )
 
@@ -30,6 +31,7 @@ async def test_a_turn_is_answered_in_reply_to_the_message(
 async def test_a_long_reply_is_split_within_the_platform_limit(
     harness: PlatformHarness, gateway: StartGateway
 ) -> None:
+    harness.require("splitting")
     await gateway()
     harness.say(harness.owner, "the full REPORT please")
     expected = split_message(LONG_REPLY, harness.max_length(), harness.measure)
@@ -46,7 +48,7 @@ async def test_a_long_reply_is_split_within_the_platform_limit(
 async def test_an_approval_is_pressed_by_the_owner_and_refused_for_someone_else(
     harness: PlatformHarness, gateway: StartGateway, fake_llm: FakeLLMServer
 ) -> None:
-    harness.require_groups()
+    harness.require("groups")
     await gateway()
     harness.say(harness.owner, "compute APPROVE", where="group")
     prompt = await harness.wait_for(lambda s: bool(s.buttons), "approval prompt", where="group")
@@ -105,7 +107,7 @@ async def test_an_attachment_reaches_the_model(
 async def test_a_thread_is_its_own_session(
     harness: PlatformHarness, gateway: StartGateway, fake_llm: FakeLLMServer
 ) -> None:
-    harness.require_groups()
+    harness.require("groups")
     await gateway()
     harness.say(harness.owner, "first WORD-in-a", where="group", thread=harness.thread_a)
     await harness.wait_for(
@@ -147,7 +149,7 @@ async def test_an_event_replayed_after_a_restart_mid_turn_is_not_run_again(
     await harness.wait_for(lambda s: "restarted" in s.text, "the resume notice")
     harness.say(harness.owner, "later WORD-later")
     await harness.wait_for(lambda s: s.text == "echo WORD-later", "the later reply")
-    asked = [t for t in model_user_texts(fake_llm) if t.strip() == "take it SLOW"]
+    asked = [t for t in model_user_texts(fake_llm) if said(t, "take it SLOW")]
     assert len(asked) == 1, asked
 
 

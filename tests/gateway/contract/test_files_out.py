@@ -79,7 +79,7 @@ async def test_herald_own_files_are_never_sent(
 async def test_a_group_chat_needs_the_owners_press(
     harness: PlatformHarness, gateway: StartGateway
 ) -> None:
-    harness.require_groups()
+    harness.require("groups")
     running = await gateway()
     (Path(running.settings.config.gateway.cwd) / "report.csv").write_bytes(REPORT)
     harness.say(harness.owner, "share SENDFILE report.csv", where="group")

@@ -69,6 +69,7 @@ def answered_once(harness: PlatformHarness, words: list[str]) -> None:
 async def test_a_silent_link_is_restarted_and_nothing_is_lost(
     harness: PlatformHarness, gateway: StartGateway
 ) -> None:
+    harness.require("fault_modes")
     running = await gateway(fast(harness))
     await ask(harness, "WORD-before")
     harness.silence(True)
@@ -92,6 +93,7 @@ async def test_a_silent_link_is_restarted_and_nothing_is_lost(
 async def test_a_server_cutting_the_connection_every_second_loses_nothing(
     harness: PlatformHarness, gateway: StartGateway
 ) -> None:
+    harness.require("fault_modes")
     await gateway(fast(harness))
     harness.drop_connections_every(1.0)
     words = [f"WORD-cut{i}" for i in range(6)]
@@ -106,6 +108,7 @@ async def test_a_server_cutting_the_connection_every_second_loses_nothing(
 async def test_a_5xx_storm_degrades_then_downs_and_everything_is_answered_once(
     harness: PlatformHarness, gateway: StartGateway
 ) -> None:
+    harness.require("fault_modes")
     running = await gateway(fast(harness))
     await ask(harness, "WORD-calm")
     harness.storm(True)

@@ -8,7 +8,7 @@ reply buttons (or a list, for more than three choices).
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, ClassVar
 
 from harness import FileSeen, PlatformHarness, Sent, Where
 
@@ -31,9 +31,8 @@ class WhatsAppHarness(PlatformHarness):
     owner = OWNER
     member = MEMBER
     thread_a = thread_b = ""
-    supports_groups = False
+    lacks: ClassVar[dict[str, str]] = {"groups": "the WhatsApp Cloud API answers people one to one"}
     supports_edits = False  # business messages cannot be edited
-    no_groups_reason = "the WhatsApp Cloud API answers people one to one"
 
     def __init__(self) -> None:
         self.server = FakeWhatsAppServer()
