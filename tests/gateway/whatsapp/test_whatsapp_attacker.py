@@ -39,6 +39,18 @@ async def test_a_number_that_is_not_allowed_makes_no_turn_and_no_download(
     assert not any("echo" in s.text for s in wa.server.sent_to(STRANGER))
 
 
+async def test_a_profile_name_is_not_an_identity(
+    wa: WhatsAppHarness, whatsapp_gateway: StartGateway, fake_llm: FakeLLMServer
+) -> None:
+    """A WhatsApp profile name is whatever its owner types: a stranger calling
+    themselves "kerry" is not the "@kerry" of an allowlist."""
+    await whatsapp_gateway({"allowed_users": {"whatsapp": ["@kerry"]}})
+    wa.server.user_message(STRANGER, "hello WORD-spoofed", name="kerry")
+    wa.say(OWNER, "then WORD-owner")
+    await wa.wait_for(lambda s: s.text == "echo WORD-owner", "the owner's answer")
+    assert not any("WORD-spoofed" in t for t in model_user_texts(fake_llm))
+
+
 async def test_an_injected_command_from_a_member_needs_an_approver_and_does_not_run(
     wa: WhatsAppHarness,
     whatsapp_gateway: StartGateway,

@@ -241,7 +241,9 @@ class WhatsAppAdapter(PlatformAdapter):
             chat_type="private",
             message_id=message.wamid,
             reply_to=message.context_id,
-            user_name=message.name,
+            # The profile name is whatever the sender typed: never an identity (an
+            # allowlist's @name would let anyone in who calls themselves that).
+            user_name=None,
             media=media,
             event_id=message.wamid,
             raw=message,
