@@ -139,7 +139,8 @@ def check_entrances(home: HeraldHome, config: HeraldConfig) -> list[Check]:
 
 
 def _chat_checks(config: HeraldConfig) -> list[Check]:
-    """Discord and Slack: what each exposes (a port only for Slack's HTTP events)."""
+    """Discord, Slack and WhatsApp: what each exposes (a port for Slack's HTTP events
+    and WhatsApp's webhook)."""
     platforms = config.gateway.platforms
     discord, slack = platforms.discord, platforms.slack
     mention = "a mention" if discord.require_mention else "any message"
@@ -163,6 +164,18 @@ def _chat_checks(config: HeraldConfig) -> list[Check]:
         status = "warn" if warning else "ok"
     checks.append(
         Check("entrance slack", status, detail + "; allowed_users and pairing decide who is heard")
+    )
+    whatsapp = platforms.whatsapp
+    where = f"http://{whatsapp.host}:{whatsapp.port}{whatsapp.path}"
+    warning = _exposure(whatsapp.host) if whatsapp.enabled else ""
+    checks.append(
+        Check(
+            "entrance whatsapp",
+            "warn" if warning else "ok",
+            f"{'enabled' if whatsapp.enabled else 'disabled'}; webhook at {where}, deliveries "
+            f"signed with the app secret only{warning}; allowed_users and pairing decide who "
+            "is heard",
+        )
     )
     return checks
 

@@ -35,6 +35,7 @@ PLATFORM_LIBRARIES = {
     "signal": ("httpx",),
     "discord": ("discord",),
     "slack": ("slack_bolt", "slack_sdk", "aiohttp"),
+    "whatsapp": ("httpx", "fastapi", "uvicorn"),
 }
 GATEWAY_EXTRA_HINT = "pip install 'herald[gateway]'"
 
