@@ -22,6 +22,15 @@ gateway then checks that they may approve).
 Liveness: webhooks arrive only when people write, so silence proves nothing; the
 adapter asks the Graph API about its number every ``health_check_seconds`` (an expired
 token is the commonest failure) and failed statuses count as errors.
+
+Who reaches what: anyone who can reach the port can post, but only a body signed with
+the app secret is read; a captured delivery replayed is answered once (the ledger).
+Anyone on WhatsApp can write to the number; only ``allowed_users`` (and numbers the
+owner pairs) make turns, a stranger's media is never downloaded, and the profile name
+(typed by the sender) is never used as an identity. What an allowed non-owner writes
+is ``untrusted:chat:<identity>`` to the model. The model gets no new tool here: its
+replies and `send_file` go only to the chat of the turn. A hijacked model's worst is
+what it could do on any chat platform, through the same gates.
 """
 
 from __future__ import annotations
