@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from harness import PlatformHarness
+from harness import PlatformHarness, model_user_texts
 from signal_harness import SignalHarness
 
 from conftest import StartGateway
+from herald.testing.fake_llm import FakeLLMServer
+
+STRANGER = "+15550000099"
 
 
 @pytest.fixture
@@ -45,3 +48,16 @@ async def test_a_reaction_to_anything_else_is_just_a_reaction(
     harness.say(harness.owner, "then WORD-two")
     await harness.wait_for(lambda s: s.text == "echo WORD-two", "the next reply")
     assert not any("approve" in s.text.lower() for s in harness.sent() if not s.buttons)
+
+
+async def test_a_profile_name_is_not_an_identity(
+    harness: SignalHarness, gateway: StartGateway, fake_llm: FakeLLMServer
+) -> None:
+    """A Signal profile name is whatever the sender types: a stranger calling
+    themselves "kerry" is not the "@kerry" of an allowlist."""
+    await gateway({"allowed_users": {"signal": ["@kerry"]}})
+    harness.server.user_message(STRANGER, "hello WORD-spoofed", name="kerry")
+    harness.say(harness.owner, "then WORD-owner")
+    await harness.wait_for(lambda s: s.text == "echo WORD-owner", "the owner's answer")
+    assert not any("WORD-spoofed" in t for t in model_user_texts(fake_llm))
+    assert not any("echo" in s.text for s in harness.server.sent_to(STRANGER))

@@ -127,7 +127,9 @@ class FakeSignalServer:
         quote: SignalSent | None = None,
         attachments: list[dict[str, Any]] | None = None,
         mentions_bot: bool = False,
+        name: str | None = None,
     ) -> int:
+        """`name` is the sender's profile name, which any sender sets as they like."""
         ts = self._timestamp()
         data: dict[str, Any] = {
             "timestamp": ts,
@@ -150,7 +152,7 @@ class FakeSignalServer:
                 "authorNumber": self.account,
                 "text": quote.text,
             }
-        self._emit(source, ts, {"dataMessage": data})
+        self._emit(source, ts, {"dataMessage": data}, name=name)
         return ts
 
     def react(self, source: str, emoji: str, target: SignalSent) -> int:
@@ -175,12 +177,12 @@ class FakeSignalServer:
             last = self._history[-1]
         self._publish(last)
 
-    def _emit(self, source: str, ts: int, body: dict[str, Any]) -> None:
+    def _emit(self, source: str, ts: int, body: dict[str, Any], *, name: str | None = None) -> None:
         envelope = {
             "source": source,
             "sourceNumber": source,
             "sourceUuid": f"uuid-{source.lstrip('+')}",
-            "sourceName": f"User {source[-4:]}",
+            "sourceName": name or f"User {source[-4:]}",
             "sourceDevice": 1,
             "timestamp": ts,
             **body,

@@ -413,7 +413,7 @@ class EmailAdapter(PlatformAdapter):
             thread_id=root,
             message_id=mail.message_id,
             event_id=mail.message_id,
-            user_name=mail.sender_name or None,
+            user_name=None,  # a From name is whatever the sender types: never an identity
             media=media,
             raw=mail,
         )

@@ -253,7 +253,7 @@ class SignalAdapter(PlatformAdapter):
             chat_type="group" if group else "private",
             message_id=f"{author}:{ts}",
             reply_to=reply_to,
-            user_name=envelope.get("sourceName") or None,
+            user_name=None,  # a profile name is whatever the sender types: never an identity
             media=media,
             event_id=event_id,
             raw=envelope,
