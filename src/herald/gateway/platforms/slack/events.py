@@ -81,7 +81,7 @@ def event_from_action(body: dict[str, Any], action: dict[str, Any]) -> MessageEv
         thread_id=None if private else (str(thread) if thread else None),
         message_id=None,  # a press is not a message; it answers the one with the button
         reply_to=str(message.get("ts")) if message.get("ts") else None,
-        user_name=body["user"].get("username"),
+        user_name=None,  # Slack names can be changed and reused: member ids only
         guild_id=str((body.get("team") or {}).get("id") or "") or None,
         event_id=f"action:{body.get('trigger_id')}",
         raw=body,
@@ -98,7 +98,7 @@ def event_from_command(command: dict[str, Any]) -> MessageEvent:
         user_id=str(command.get("user_id")),
         text=text,
         chat_type="private" if private else "group",
-        user_name=command.get("user_name"),
+        user_name=None,  # Slack names can be changed and reused: member ids only
         guild_id=command.get("team_id"),
         event_id=f"command:{command.get('trigger_id')}",
         raw=command,
