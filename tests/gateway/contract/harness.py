@@ -65,6 +65,8 @@ class PlatformHarness(ABC):
     member: str  # an allowed user who is not an approver
     thread_a: str  # two threads of the group chat
     thread_b: str
+    # Photos and voice notes reach the runner as files (herald.gateway.media)
+    media: bool = False
 
     @abstractmethod
     def start(self) -> None:
@@ -234,6 +236,7 @@ def contract_settings(
     fake_llm: FakeLLMServer,
     workdir: Path,
     gateway: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Settings:
     fake_llm.set_handler(script)
     config = merge(
@@ -255,7 +258,8 @@ def contract_settings(
             },
         },
     )
-    return make_home(root, merge(config, {"gateway": gateway or {}}), harness.env())
+    config = merge(merge(config, {"gateway": gateway or {}}), extra or {})
+    return make_home(root, config, harness.env())
 
 
 class Gateway:
