@@ -144,7 +144,7 @@ async def prepare_turn(
         file = await _materialize(original, folder, max_bytes, problems)
         if file is None:
             continue
-        if original.path is None:  # the adapter's notes did not know where it went
+        if not any(str(file.path) in note for note in event.media):  # not described yet
             notes.append(describe(file))
         assert file.path is not None
         if file.kind == "image":
