@@ -221,6 +221,22 @@ async def test_voice_reply_always_speaks_but_a_missing_speech_endpoint_is_said(
     assert "/audio/speech" in notice.text
 
 
+async def test_a_document_without_a_caption_still_reaches_the_model_as_a_saved_file(
+    gateway: Any, telegram: FakeTelegramServer, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    fake_llm.enqueue(Reply.text("Got the report."))
+    await gateway()
+    data = b"%PDF-1.4 quarterly"
+    telegram.send_user_message(
+        ALICE, ALICE, "", document=("report.pdf", "application/pdf", 0), document_data=data
+    )
+    await said(telegram, ALICE, lambda m: m.text == "Got the report.", "the answer")
+    saved = tmp_path / "work" / "attachments" / "report.pdf"
+    assert saved.read_bytes() == data
+    (request,) = fake_llm.model_requests()
+    assert f"saved as {saved}" in (request.last_user_text or "")
+
+
 async def test_a_members_photo_in_a_group_is_sent_as_their_untrusted_message(
     gateway: Any, telegram: FakeTelegramServer, fake_llm: FakeLLMServer
 ) -> None:

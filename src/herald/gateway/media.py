@@ -92,6 +92,9 @@ class PreparedTurn:
     transcript: str | None = None
     heard_voice: bool = False
     problems: list[str] = field(default_factory=list)
+    # Something for the model: words, a transcript, an image or another saved file. A
+    # voice note that could not be transcribed, alone, is not.
+    answerable: bool = True
 
 
 async def _materialize(
@@ -139,6 +142,7 @@ async def prepare_turn(
     notes: list[str] = []
     images: list[str] = []
     transcripts: list[str] = []
+    others = 0
     heard_voice = False
     for original in event.files:
         file = await _materialize(original, folder, max_bytes, problems)
@@ -149,7 +153,9 @@ async def prepare_turn(
         assert file.path is not None
         if file.kind == "image":
             images.append(file.path)
-        elif file.kind == "audio":
+        elif file.kind == "file":
+            others += 1
+        else:
             heard_voice = heard_voice or file.voice
             audio_path = file.path
             try:
@@ -165,7 +171,8 @@ async def prepare_turn(
     transcript = "\n\n".join(transcripts) or None
     words = "\n\n".join(part for part in (event.text.strip(), transcript) if part)
     text = compose_turn_text(replace(event, text=words, media=(*event.media, *notes)))
-    return PreparedTurn(text, tuple(images), transcript, heard_voice, problems)
+    answerable = bool(words or images or others)
+    return PreparedTurn(text, tuple(images), transcript, heard_voice, problems, answerable)
 
 
 def voice_reply_file(config: HeraldConfig, audio: bytes) -> OutgoingFile:

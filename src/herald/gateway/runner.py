@@ -303,7 +303,7 @@ class GatewayRunner:
         item.heard_voice = prepared.heard_voice
         said = [f"🎤 {prepared.transcript}"] if prepared.transcript else []
         said += prepared.problems
-        if not (event.text.strip() or prepared.transcript or prepared.images):
+        if not prepared.answerable:
             return DispatchResult("error", "\n".join(said) or "Nothing in that message to answer.")
         if said and item.adapter.push_replies:
             await self.deliverer.deliver(
