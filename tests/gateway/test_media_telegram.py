@@ -209,6 +209,17 @@ async def test_a_provider_without_audio_endpoints_gets_a_clear_message(
     await said(telegram, ALICE, lambda m: m.text == "still here", "the next answer")
 
 
+async def test_an_anthropic_model_without_a_voice_server_says_which_key_to_set(
+    gateway: Any, telegram: FakeTelegramServer, fake_llm: FakeLLMServer
+) -> None:
+    await gateway("anthropic", voice={"base_url": None})
+    telegram.send_user_message(ALICE, ALICE, "", voice=b"OggS fake opus voice note")
+    notice = await said(telegram, ALICE, lambda m: "transcribed" in m.text, "the notice")
+    assert "anthropic provider has no speech endpoints" in notice.text
+    assert "voice.base_url" in notice.text
+    assert fake_llm.audio_requests() == [] and fake_llm.model_requests() == []
+
+
 async def test_voice_reply_always_speaks_but_a_missing_speech_endpoint_is_said(
     gateway: Any, telegram: FakeTelegramServer, fake_llm: FakeLLMServer
 ) -> None:
