@@ -270,8 +270,8 @@ def execute_code_turn(root: Path) -> None:
 # ---- voice (through the gateway, Telegram) -------------------------------------------------
 
 
-async def voice_turn(root: Path) -> None:
-    say("## Voice (a Telegram voice note through the gateway; voice.reply: auto)")
+async def gateway_turns(root: Path) -> None:
+    say("## Through the gateway: a Telegram photo (vision) and a voice note (voice)")
     from herald.gateway.lifecycle import load_adapters, serve, served_settings
     from herald.gateway.runner import GatewayRunner
     from herald.testing.fake_telegram import FakeTelegramServer
@@ -279,11 +279,18 @@ async def voice_turn(root: Path) -> None:
     owner = 1001
     with FakeLLMServer() as server, FakeTelegramServer() as telegram:
         server.audio.transcript = "What is on my calendar tomorrow?"
-        Scripted(server, [Reply.text("Dentist at 9 and the team lunch at 12.")])
+        Scripted(
+            server,
+            [
+                Reply.text("A red rectangle: the label is blank."),
+                Reply.text("Dentist at 9 and the team lunch at 12."),
+            ],
+        )
         config = merge(
             fake_model_config(server, context_length=128_000),
             {
                 "identities": {"owner": {"role": "owner", "accounts": [f"telegram:{owner}"]}},
+                "vision": {"main": "on"},
                 "gateway": {
                     "cwd": str(root / "work"),
                     "status_edit_interval": 0.0,
@@ -306,6 +313,13 @@ async def voice_turn(root: Path) -> None:
         runner = GatewayRunner(served_settings(settings), default_profile="default")
         stop = asyncio.Event()
         task = asyncio.ensure_future(serve(runner, adapters, home=settings.home, stop=stop))
+        say("\n### A photo with a caption (vision.main: on)")
+        telegram.send_user_message(owner, owner, "what does this label say?", photo_data=png("red"))
+        await telegram.await_until(
+            lambda: any("label is blank" in m.text for m in telegram.sent_messages(owner)), 30.0
+        )
+        say(f"- fetched from Telegram after authorization: {telegram.file_downloads}")
+        say("\n### A voice note (voice.reply: auto)")
         say("(the owner sends a 3 s voice note in a private chat)")
         telegram.send_user_message(owner, owner, "", voice=b"OggS" + b"\0" * 12000)
         sent = await telegram.await_until(
@@ -314,7 +328,7 @@ async def voice_turn(root: Path) -> None:
         for record in server.audio_requests():
             say(f"- audio endpoint called: `POST {record.path}`")
         say("- what the chat shows, in order:")
-        for message in telegram.sent_messages(owner):
+        for message in telegram.sent_messages(owner)[-3:]:
             if message.voice is not None:
                 say(f"  - a voice message (sendVoice, {len(message.voice.data)} bytes of audio)")
             elif not message.text.startswith("✓"):
@@ -338,7 +352,7 @@ def main() -> None:
         say()
         execute_code_turn(root / "code")
         say()
-        asyncio.run(voice_turn(root / "voice"))
+        asyncio.run(gateway_turns(root / "gateway"))
     if args.out:
         Path(args.out).write_text("\n".join(OUT) + "\n")
 
