@@ -111,8 +111,10 @@ async def test_an_uploaded_voice_note_is_transcribed_and_the_reply_plays_in_the_
     assert audio.headers["content-type"] == "audio/mpeg"
     (request,) = fake_llm.model_requests()
     assert (request.last_user_text or "").startswith("what time is it")
-    # another chat cannot fetch it
+    # another chat cannot fetch it, nor anyone not logged in
     assert (await client.get(spoken["url"].replace(CHAT, OTHER))).status_code == 404
+    async with httpx.AsyncClient(base_url=str(client.base_url)) as stranger:
+        assert (await stranger.get(spoken["url"])).status_code == 401
 
 
 async def test_a_message_carries_only_files_its_own_chat_uploaded(
