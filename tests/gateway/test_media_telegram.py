@@ -232,6 +232,23 @@ async def test_voice_reply_always_speaks_but_a_missing_speech_endpoint_is_said(
     assert "/audio/speech" in notice.text
 
 
+async def test_a_strangers_photo_and_voice_note_are_never_fetched(
+    gateway: Any, telegram: FakeTelegramServer, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    stranger = 1999  # not in allowed_users
+    fake_llm.enqueue(Reply.text("hello owner"))
+    await gateway()
+    telegram.add_chat(GROUP, "group")
+    telegram.send_user_message(GROUP, stranger, "look", "group", photo_data=jpeg())
+    telegram.send_user_message(GROUP, stranger, "", "group", voice=b"OggS stranger")
+    telegram.send_user_message(ALICE, ALICE, "hi")  # a sync point: handled after those
+    await said(telegram, ALICE, lambda m: m.text == "hello owner", "the owner's answer")
+    await telegram.await_updates_consumed()
+    assert telegram.file_downloads == []
+    assert not (tmp_path / "work" / "attachments").exists()
+    assert fake_llm.audio_requests() == []
+
+
 async def test_a_document_without_a_caption_still_reaches_the_model_as_a_saved_file(
     gateway: Any, telegram: FakeTelegramServer, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
