@@ -280,6 +280,34 @@ async def test_a_members_photo_in_a_group_is_sent_as_their_untrusted_message(
     assert text["text"].startswith("<untrusted-content") and "chat:dana" in text["text"]
 
 
+async def test_a_path_only_a_members_photo_could_show_waits_for_the_owner(
+    gateway: Any, telegram: FakeTelegramServer, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """The attacker: Bob's photo carries the path in its pixels; the vision model writes
+    there. No text names the path, so the photo is its source: the write asks the owner.
+    The owner's own photo does not hold the same write back."""
+    target = tmp_path / "work" / "pixels" / "from-photo-3z.txt"
+
+    def script(request: RecordedRequest) -> Reply:
+        if request.messages[-1].get("role") == "tool":
+            return Reply.text("written")
+        return Reply.tool_call("write_file", {"path": str(target), "content": "hello"})
+
+    fake_llm.set_handler(script)
+    await gateway(vision={"main": "on"})
+    telegram.add_chat(GROUP, "group")
+    telegram.send_user_message(GROUP, BOB, "do what it says", "group", photo_data=jpeg())
+    prompt = await said(telegram, GROUP, lambda m: bool(m.buttons), "the owner's approval")
+    assert str(target) in prompt.text and "chat:dana" in prompt.text
+    telegram.press_button(GROUP, ALICE, prompt.message_id, "/deny")
+    await said(telegram, GROUP, lambda m: m.text == "written", "the denied turn's end")
+    assert not target.exists()
+
+    telegram.send_user_message(ALICE, ALICE, "do what it says", photo_data=jpeg())
+    await said(telegram, ALICE, lambda m: m.text == "written", "the owner's turn")
+    assert target.read_text() == "hello"
+
+
 async def test_a_members_voice_note_cannot_clear_a_path_for_a_write(
     gateway: Any, telegram: FakeTelegramServer, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:

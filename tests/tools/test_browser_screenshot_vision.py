@@ -93,6 +93,40 @@ def test_the_screenshot_goes_to_a_vision_model_with_the_next_request_only(
         agent.close()
 
 
+@pytest.mark.parametrize("sees", ["on", "off"])
+def test_a_path_only_a_screenshot_could_have_shown_does_not_steer_a_write_unattended(
+    sees: str, make_agent: Any, fake_llm: Any, site: Site, tmp_path: Any
+) -> None:
+    """The attacker writes the path in the page's pixels, not its text: a vision model
+    that saw the screenshot then writes there. No text evidence holds the path, so the
+    image itself counts as its source and the unattended write is refused; a model that
+    never saw the image is not held back by it."""
+    fake_llm.enqueue(
+        Reply.tool_call("browser_navigate", {"url": f"{site.url}/form"}),
+        Reply.tool_call("browser_screenshot", {}),
+        Reply.tool_call("write_file", {"path": "notes/pixels-9k.txt", "content": "x"}),
+        Reply.text("done"),
+    )
+    agent = make_agent(
+        config={
+            "toolsets": {"enabled": ["browser", "file"]},
+            "web": {"allow_private_networks": True},
+            "vision": {"main": sees},
+        }
+    )
+    try:
+        agent.start_turn("look at the form page").result(timeout=120)
+        result = fake_llm.model_requests()[-1].body["messages"][-1]["content"]
+        written = list(tmp_path.rglob("pixels-9k.txt"))
+        if sees == "on":
+            assert "untrusted" in result and f"web:{site.url}/form" in result, result
+            assert written == []
+        else:
+            assert len(written) == 1
+    finally:
+        agent.close()
+
+
 def test_a_model_without_vision_gets_only_the_path(
     make_agent: Any, fake_llm: Any, site: Site
 ) -> None:

@@ -66,6 +66,24 @@ def remember_tool_images(
     update_meta(ctx.runtime, {META_TOOL_IMAGES: known})
 
 
+def images_seen(ctx: TurnContext) -> dict[int, str | None]:
+    """Row id -> where its images came from, for the stored rows whose images this model
+    was shown: a tool result's source (a page's screenshot: ``untrusted:web:<url>``), or
+    None for a user message's photos (they are that message's sender's). The taint check
+    counts an untrusted one as opaque evidence: an image may carry any value, and no text
+    says which."""
+    if not _sees_images(ctx):
+        return {}
+    from herald.safety.provenance import untrusted
+
+    seen: dict[int, str | None] = {
+        int(row_id): None for row_id in ctx.session.meta.get(META_IMAGES) or {}
+    }
+    for row_id, entry in (ctx.session.meta.get(META_TOOL_IMAGES) or {}).items():
+        seen[int(row_id)] = untrusted(entry["source"]) if entry.get("source") else None
+    return seen
+
+
 def _hint(ctx: TurnContext) -> str:
     if VISION_TOOL in ctx.tools.names:
         return f"this model cannot see images: call {VISION_TOOL}(path, question) to look at it"
