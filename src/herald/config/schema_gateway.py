@@ -58,6 +58,15 @@ class TelegramPlatformConfig(StrictModel):
     poll_timeout: float = Field(
         25.0, ge=1, le=50, description="seconds one long poll waits for updates"
     )
+    download_attachments: bool = Field(
+        True,
+        description="fetch authorized senders' photos, voice notes and files into the "
+        "gateway workdir's attachments/ (photos are shown to the model, voice notes "
+        "transcribed)",
+    )
+    max_attachment_mb: float = Field(
+        20.0, gt=0, le=20, description="larger files are noted, not fetched (the Bot API's cap)"
+    )
 
 
 class WebhookPlatformConfig(StrictModel):

@@ -6,7 +6,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from herald.context import rewrite_identity
-from herald.engine.images import META_IMAGES, expand_images
+from herald.engine.images import META_IMAGES, META_TOOL_IMAGES, expand_images
 from herald.providers.message import Message, to_api_messages
 from herald.tools import RequestSnapshot
 
@@ -25,7 +25,7 @@ def request_messages(ctx: TurnContext) -> list[dict[str, Any]]:
         session_identity=ctx.session.identity,
         active_identity=ctx.client.identity(),
     )
-    if ctx.session.meta.get(META_IMAGES):
+    if ctx.session.meta.get(META_IMAGES) or ctx.session.meta.get(META_TOOL_IMAGES):
         messages = expand_images(ctx, messages, history)
     return messages
 

@@ -18,7 +18,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from herald.safety.provenance import OWNER
+from herald.engine.images import images_seen
+from herald.safety.provenance import OWNER, is_untrusted
 from herald.safety.taint import (
     Evidence,
     EvidenceIndex,
@@ -63,7 +64,7 @@ def session_evidence(ctx: TurnContext) -> list[Evidence]:
         evidence.extend(_rows(ctx, session_id))
     if ctx.session.system_prompt:
         evidence.append(Evidence(ctx.session.system_prompt, "trusted"))
-    evidence.extend(_rows(ctx, ctx.session_id))
+    evidence.extend(_with_images(ctx, _rows(ctx, ctx.session_id)))
     approvals = ctx.tool_context.own(OwnerApprovals).texts
     evidence.extend(Evidence(text, OWNER) for text in approvals)
     return evidence
@@ -108,6 +109,22 @@ def _rows(ctx: TurnContext, session_id: str) -> list[Evidence]:
         for row in rows
         if row.role != "assistant" and isinstance(row.content, str)
     ]
+
+
+def _with_images(ctx: TurnContext, rows: list[Evidence]) -> list[Evidence]:
+    """`rows` with, after each row whose untrusted images the model was shown (a
+    member's photo, a page's screenshot), opaque evidence from the same source."""
+    seen = images_seen(ctx)
+    if not seen:
+        return rows
+    out: list[Evidence] = []
+    for row in rows:
+        out.append(row)
+        if row.row_id in seen:
+            source = seen[row.row_id] or row.provenance
+            if is_untrusted(source):
+                out.append(Evidence.image(source))
+    return out
 
 
 def _arguments(spec: ToolSpec, call: ToolCall) -> dict[str, Any] | None:

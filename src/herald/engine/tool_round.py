@@ -26,6 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from herald.engine.images import remember_tool_images
 from herald.engine.oversize import cut_tool_result, tool_result_cap
 from herald.engine.provenance import api_copy, result_provenance
 from herald.engine.repair import CANCELLED_RESULT, tool_result_message
@@ -257,7 +258,9 @@ class _Round:
         message = tool_result_message(call.id, call.name, content)
         if provenance is not None:
             message = message.evolve(provenance=provenance)
-        self.ctx.transcript.append(message, api_content=api_content)
+        stored = self.ctx.transcript.append(message, api_content=api_content)
+        if result is not None and result.images:
+            remember_tool_images(self.ctx, stored, result.images, call.name, provenance)
 
     def _observe(self, call: ToolCall, result: ToolResult) -> list[str]:
         if self.guard is None or self.outcome.halt is not None:

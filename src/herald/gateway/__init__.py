@@ -4,7 +4,10 @@ Adapters turn platform updates into `MessageEvent`s and hand them to the runner
 (`GatewayRunner`, an `EventSink`), which authorizes, routes to a profile and session,
 handles slash commands and busy sessions, runs the turn in a thread pool and
 delivers the reply (split with `split_message`, recorded in the delivery ledger).
-`resolve_secret_ref` resolves ``${VAR}`` references in platform settings.
+`resolve_secret_ref` resolves ``${VAR}`` references in platform settings. Photos and voice
+notes travel on the event as `InboundFile`s: an adapter saves one with `receive_file` (or
+hands over a fetch for the runner to call once the sender is authorized), and the runner
+turns them into image inputs and transcripts (`herald.gateway.media`).
 `herald gateway run|status|stop` lives in `herald.gateway.lifecycle`.
 
 The runner and the loopback test platform are imported on first use, so adapters
@@ -18,6 +21,7 @@ from herald.gateway.contracts import (
     ChatType,
     DispatchResult,
     EventSink,
+    InboundFile,
     MessageEvent,
     PlatformAdapter,
     SendResult,
@@ -29,12 +33,14 @@ from herald.gateway.session_keys import SessionKeyError, build_session_key, vali
 from herald.gateway.splitting import split_message, utf16_length
 
 if TYPE_CHECKING:
+    from herald.gateway.media import receive_file
     from herald.gateway.runner import GatewayRunner
     from herald.gateway.testing import LoopbackAdapter
 
 _LAZY = {
     "GatewayRunner": "herald.gateway.runner",
     "LoopbackAdapter": "herald.gateway.testing",
+    "receive_file": "herald.gateway.media",
 }
 
 
@@ -53,6 +59,7 @@ __all__ = [
     "DispatchResult",
     "EventSink",
     "GatewayRunner",
+    "InboundFile",
     "LoopbackAdapter",
     "MessageEvent",
     "PlatformAdapter",
@@ -61,6 +68,7 @@ __all__ = [
     "StreamCallbacks",
     "UnservedProfileError",
     "build_session_key",
+    "receive_file",
     "resolve_profile",
     "resolve_secret_ref",
     "split_message",

@@ -23,6 +23,34 @@ log = logging.getLogger(__name__)
 
 ChatType = Literal["private", "group", "channel"]
 InboundVerdict = Literal["new", "seen"]
+MediaKind = Literal["image", "audio", "file"]
+
+
+@dataclass(frozen=True)
+class InboundFile:
+    """A file someone sent with a message (a photo, a voice note, a document).
+
+    An adapter hands it over either saved already (`path`, written through
+    `herald.gateway.media.receive_file`) or as a `fetch` the runner calls after the
+    sender is authorized, so nobody unauthorized can fill the workdir. The runner
+    (`herald.gateway.media`) turns images into the turn's image inputs and voice notes
+    into its text; other files stay notes the model can read."""
+
+    name: str  # the platform's file name (made safe before it is written)
+    mime: str = "application/octet-stream"
+    size: int | None = None  # bytes, when the platform states it up front
+    voice: bool = False  # recorded as a voice note (not a music file)
+    path: str | None = None  # where it was saved; None until fetched
+    fetch: Callable[[], Awaitable[bytes]] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def kind(self) -> MediaKind:
+        major = self.mime.split("/", 1)[0].lower()
+        if major == "image":
+            return "image"
+        if major == "audio" or self.voice:
+            return "audio"
+        return "file"
 
 
 @dataclass(frozen=True)
@@ -40,6 +68,7 @@ class MessageEvent:
     user_name: str | None = None
     guild_id: str | None = None  # a server/workspace grouping chats, where it exists
     media: tuple[str, ...] = ()  # short notes describing attachments ("photo 800x600", …)
+    files: tuple[InboundFile, ...] = ()  # the attachments themselves (herald.gateway.media)
     session_hint: str | None = None  # an explicit session choice (API `user` field / header)
     # Who sent it (a name under config `identities`); set by entrances that authenticate
     # their callers themselves (the API's keys). None: resolved from the account later.
@@ -78,6 +107,7 @@ class OutgoingFile:
     name: str  # a plain base name (herald.gateway.inbox.safe_file_name)
     data: bytes = field(repr=False)
     mime: str = "application/octet-stream"
+    voice: bool = False  # a spoken reply: a voice message where the platform has them
 
 
 def cannot_send_files(platform: str) -> str:

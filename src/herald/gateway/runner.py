@@ -25,6 +25,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import herald.gateway.pipeline as pipeline
@@ -37,6 +38,7 @@ from herald.gateway.contracts import (
     DispatchResult,
     InboundVerdict,
     MessageEvent,
+    OutgoingFile,
     PlatformAdapter,
     StreamCallbacks,
 )
@@ -49,12 +51,14 @@ from herald.gateway.identities import (
     log_refusal,
     with_identity,
 )
+from herald.gateway.media import prepare_turn, speak_reply
 from herald.gateway.outcomes import exception_sentence, turn_to_dispatch
 from herald.gateway.pairing import PairingStore, pairing_path
 from herald.gateway.routing import UnservedProfileError
 from herald.gateway.sessions import AgentRequest, SessionManager
 from herald.gateway.slots import SessionSlot
 from herald.gateway.turns import ActiveTurn, TurnDriver, WorkItem, target_of
+from herald.providers.voice import should_speak
 from herald.safety import redact, register_secret_values
 from herald.state.gateway_liveness import InboundLedger, InboundState, Outbox
 from herald.state.gateway_tables import GatewayState, InflightTurn
@@ -71,6 +75,7 @@ StoreFactory = Callable[["Settings"], "StateStore"]
 RECENT_EVENTS = 2048
 SHUTDOWN_NOTE = "⏸ Herald is restarting; it will continue this when it is back."
 RESTARTING = "Herald is restarting; send this again in a minute."
+DEFAULT_ATTACHMENT_MB = 20.0  # for platforms without max_attachment_mb (Telegram's cap)
 
 
 def default_store_factory(settings: Settings) -> StateStore:
@@ -264,13 +269,74 @@ class GatewayRunner:
         parsed = parse_command(event.text)
         if parsed is not None:
             return await self._command(slot, item, *parsed)
-        item.text = pipeline.compose_turn_text(event)
+        refusal = await self._prepare(item, profile)
+        if refusal is not None:
+            return await self._say(adapter, event, refusal, item.key)
         if not item.text:
             return DispatchResult("ignored")
         if slot.busy:
             return await self._when_busy(slot, item)
         self.enqueue(slot, item)
         return await item.future
+
+    async def _prepare(self, item: WorkItem, profile: str) -> DispatchResult | None:
+        """The message's text, photos and voice note (herald.gateway.media). The
+        transcript and anything that could not be used are said in the chat first; a
+        message left with nothing to answer gets that as its reply."""
+        event = item.event
+        if not event.files:
+            item.text = pipeline.compose_turn_text(event)
+            return None
+        settings = self.settings_for(profile)
+        section = getattr(self.config.platforms, event.platform, None)
+        limit_mb = float(getattr(section, "max_attachment_mb", DEFAULT_ATTACHMENT_MB))
+        loop = asyncio.get_running_loop()
+        prepared = await prepare_turn(
+            event,
+            folder=Path(self.config.cwd or os.getcwd()) / "attachments",
+            max_bytes=int(limit_mb * 1024 * 1024),
+            config=settings.config,
+            secrets=settings.secrets,
+            run_blocking=lambda fn: loop.run_in_executor(self.executor, fn),
+        )
+        item.text, item.images = prepared.text, prepared.images
+        item.heard_voice = prepared.heard_voice
+        said = [f"🎤 {prepared.transcript}"] if prepared.transcript else []
+        said += prepared.problems
+        if not prepared.answerable:
+            return DispatchResult("error", "\n".join(said) or "Nothing in that message to answer.")
+        if said and item.adapter.push_replies:
+            await self.deliverer.deliver(
+                item.adapter, target_of(event), "\n".join(said), key=f"{item.key}:heard"
+            )
+        return None
+
+    async def _speak(self, item: WorkItem, profile: str, text: str) -> None:
+        """Speak the reply back as `voice.reply` says (auto: when a voice note asked)."""
+        config = self.settings_for(profile).config
+        if not (text and item.adapter.push_replies):
+            return
+        if not should_speak(config, heard_voice=item.heard_voice):
+            return
+        loop = asyncio.get_running_loop()
+        target = target_of(item.event)
+
+        async def send(file: OutgoingFile) -> str | None:
+            report = await self.deliverer.deliver_file(
+                item.adapter, target, file, key=f"{item.key}:spoken"
+            )
+            return None if report.ok else (report.error or "the platform refused it")
+
+        problem = await speak_reply(
+            item.adapter,
+            text,
+            config=config,
+            secrets=self.settings_for(profile).secrets,
+            run_blocking=lambda fn: loop.run_in_executor(self.executor, fn),
+            send=send,
+        )
+        if problem is not None:
+            await self.deliverer.deliver(item.adapter, target, problem, key=f"{item.key}:unspoken")
 
     def _seen(self, reply_key: str) -> bool:
         if not pipeline.is_stable_key(reply_key):
@@ -372,7 +438,9 @@ class GatewayRunner:
     async def _when_busy(self, slot: SessionSlot, item: WorkItem) -> DispatchResult:
         turn = slot.turn
         phase = turn.phase if turn is not None and turn.item.kind != "command" else None
-        action = pipeline.busy_action(self.config.busy_mode, phase, push=item.adapter.push_replies)
+        # Photos ride on a turn of their own: a steer carries text only.
+        mode = "queue" if item.images else self.config.busy_mode
+        action = pipeline.busy_action(mode, phase, push=item.adapter.push_replies)
         if action == "steer" and turn is not None and turn.steer(item.text):
             turn.steered.append(item)
             result = DispatchResult("steered", "↪ Passed to the running turn.")
@@ -503,7 +571,10 @@ class GatewayRunner:
         if leftover:
             origin = active.steered[-1] if active.steered else item
             self.enqueue(slot, self.derive_item(origin, leftover, "steer"), front=True)
-        return await self._say(item.adapter, item.event, outcome, item.key)
+        said = await self._say(item.adapter, item.event, outcome, item.key)
+        if said.status == "replied":
+            await self._speak(item, slot.profile, said.text)
+        return said
 
     async def _say(
         self,

@@ -48,6 +48,8 @@ class WorkItem:
     stream: StreamCallbacks | None = None
     kind: Literal["message", "steer", "resume", "command"] = "message"
     command: tuple[str, str] | None = None
+    images: tuple[str, ...] = ()  # saved photos the turn shows the model (gateway.media)
+    heard_voice: bool = False  # the message was a voice note (voice.reply: auto)
 
 
 @dataclass
@@ -126,9 +128,10 @@ class TurnDriver:
         humans = self._humans(agent, active, prompts, loop) if push else None  # None: unattended
         typing = asyncio.ensure_future(self._keep_typing(item)) if push else None
         try:
+            text, images = await self._attach_images(agent, item)
             active.phase = "model"
             handle = agent.start_turn(
-                item.text, callbacks=callbacks, humans=humans, executor=self.executor
+                text, callbacks=callbacks, humans=humans, executor=self.executor, images=images
             )
             active.attach(handle)
             ended: asyncio.Future[None] = loop.create_future()
@@ -142,6 +145,22 @@ class TurnDriver:
                 stream.flush()
             await status.finalize(self._final_status(active))
         return result
+
+    async def _attach_images(self, agent: Agent, item: WorkItem) -> tuple[str, list[Any]]:
+        """The item's photos kept under the agent's home as ``--image`` keeps them; one
+        that cannot be used is named in the text instead of failing the turn."""
+        if not item.images:
+            return item.text, []
+        from herald.providers.images import ImageError
+
+        loop = asyncio.get_running_loop()
+        refs, notes = [], []
+        for path in item.images:
+            try:
+                refs.append(await loop.run_in_executor(self.executor, agent.attach_image, path))
+            except ImageError as exc:
+                notes.append(f"[{path} could not be shown to you as an image: {exc}]")
+        return "\n".join([item.text, *notes]) if notes else item.text, refs
 
     # ---- per-turn wiring ------------------------------------------------------------------
 

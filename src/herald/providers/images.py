@@ -76,7 +76,7 @@ def model_sees_images(setting: str, model: str) -> bool:
     return any(name.startswith(prefix) or f"-{prefix}" in name for prefix in _VISION_MODELS)
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path | io.BytesIO, shown: str) -> Any:
     try:
         from PIL import Image, UnidentifiedImageError
     except ImportError:
@@ -85,12 +85,12 @@ def _load(path: Path) -> Any:
         image = Image.open(path)
         image.load()
     except FileNotFoundError:
-        raise ImageError(f"{path} does not exist") from None
+        raise ImageError(f"{shown} does not exist") from None
     except IsADirectoryError:
-        raise ImageError(f"{path} is a directory, not an image") from None
+        raise ImageError(f"{shown} is a directory, not an image") from None
     except (UnidentifiedImageError, OSError) as exc:
         raise ImageError(
-            f"{path} is not an image Herald can read (PNG, JPEG, GIF or WebP): {exc}"
+            f"{shown} is not an image Herald can read (PNG, JPEG, GIF or WebP): {exc}"
         ) from None
     return image
 
@@ -106,10 +106,24 @@ def _encode(image: Any, keep_png: bool, quality: int) -> tuple[bytes, str]:
     return out.getvalue(), "image/jpeg"
 
 
-def store_image(source: str | Path, home_root: Path, *, max_edge: int, max_bytes: int) -> ImageRef:
-    """Check `source`, fit it within the limits and keep it under the home."""
-    path = Path(source).expanduser()
-    original = _load(path)
+def store_image(
+    source: str | Path | bytes,
+    home_root: Path,
+    *,
+    max_edge: int,
+    max_bytes: int,
+    name: str = "image",
+) -> ImageRef:
+    """Check `source` (a file, or an image's bytes called `name`), fit it within the
+    limits and keep it under the home."""
+    if isinstance(source, bytes):
+        path = Path(name)
+        original = _load(io.BytesIO(source), name)
+        raw = source
+    else:
+        path = Path(source).expanduser()
+        original = _load(path, str(path))
+        raw = path.read_bytes()
     kind = MEDIA_TYPES.get(str(original.format))
     if kind is None:
         raise ImageError(f"{path} is {original.format}; send PNG, JPEG, GIF or WebP")
@@ -120,7 +134,6 @@ def store_image(source: str | Path, home_root: Path, *, max_edge: int, max_bytes
     if max(image.size) > max_edge:
         image = image.copy()
         image.thumbnail((max_edge, max_edge))
-    raw = path.read_bytes()
     if image is original and len(raw) <= max_bytes and kind != "image/gif":
         data, media = raw, kind
     else:

@@ -152,6 +152,18 @@ class Evidence:
     def untrusted(self) -> bool:
         return is_untrusted(self.provenance)
 
+    @classmethod
+    def image(cls, provenance: str) -> Evidence:
+        """Untrusted content the model saw but nobody can read back: an image (a page's
+        screenshot, a stranger's photo) shown to a model that sees images. It may say any
+        value, so after it every value counts as said by it, unless the owner gave it or
+        trusted content did before."""
+        return cls(OPAQUE, provenance)
+
+
+# The text of opaque evidence (`Evidence.image`); never produced by normalising text.
+OPAQUE = "\x00image\x00"
+
 
 @dataclass(frozen=True)
 class Taint:
@@ -288,7 +300,9 @@ class EvidenceIndex:
         for item in evidence:
             if not item.text:
                 continue
-            if memo is None or item.row_id is None:
+            if item.text == OPAQUE:
+                normalised = OPAQUE
+            elif memo is None or item.row_id is None:
                 normalised = normalise(item.text)
             else:
                 normalised = memo.get(item.row_id)
@@ -303,6 +317,8 @@ class EvidenceIndex:
         as the whole value of a field of structured output."""
         # Lines of the text, and of the text quoted inside it (a JSON or YAML string
         # writes its line breaks as \n).
+        if self.raw[position] == OPAQUE:
+            return True  # an image may say anything, in any way
         for line in _LINE_BREAK_RE.split(self.raw[position]):
             if word not in line.casefold():
                 continue
@@ -328,7 +344,7 @@ class EvidenceIndex:
         number = word.isdigit()
         first: int | None = None
         for position, (text, provenance) in enumerate(self.items):
-            if not pattern.search(text):
+            if text != OPAQUE and not pattern.search(text):
                 continue
             if provenance == OWNER and (not number or text.strip(" '\"`.") == word):
                 # A small number in the owner's sentence is most likely a date, a time or
@@ -349,7 +365,7 @@ class EvidenceIndex:
         untrusted content or the owner (or trusted content before it) gave it too."""
         first: int | None = None
         for position, (text, provenance) in enumerate(self.items):
-            if candidate not in text:
+            if text != OPAQUE and candidate not in text:
                 continue
             if provenance == OWNER:
                 return None

@@ -33,7 +33,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from herald.safety import strip_structure_tags
@@ -284,6 +284,10 @@ class ToolResult:
     # (herald.safety.provenance). A handler returns a ToolResult with it (web_extract
     # names the page); a tool declared ``untrusted=`` gets its source on every result.
     provenance: str | None = None
+    # Images the result shows (`herald.providers.images.ImageRef`s, stored under the
+    # home): the engine attaches them to the next request for a model that sees images
+    # (a browser screenshot); the content still names where each one is.
+    images: tuple[Any, ...] = ()
 
 
 class ToolArgumentError(ValueError):
@@ -536,7 +540,7 @@ class ToolRegistry:
         notice = _checkpoint_first(spec, args, ctx)
         result = self._run_handler(spec, args, ctx)
         if notice is not None:
-            result = ToolResult(f"{result.content}\n[{notice}]", result.is_error, result.provenance)
+            result = replace(result, content=f"{result.content}\n[{notice}]")
         if run_hooks:
             self.hooks.run_post(name, args, result, ctx)
         return result
@@ -553,8 +557,10 @@ class ToolRegistry:
             )
         # What an untrusted tool returns, result or error, is its source's words.
         provenance = untrusted(spec.untrusted) if spec.untrusted is not None else None
+        images: tuple[Any, ...] = ()
         if isinstance(value, ToolResult):  # a handler may report its own error
             provenance = value.provenance or provenance
+            images = value.images
             if value.is_error:
                 body = value.content.removeprefix(ERROR_PREFIX)
                 return ToolResult(sanitize_error(body), True, provenance)
@@ -566,6 +572,7 @@ class ToolRegistry:
                 text, tool=spec.name, max_result_chars=spec.max_result_chars, home_root=home_root
             ),
             provenance=provenance,
+            images=images,
         )
 
 

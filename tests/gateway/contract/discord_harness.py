@@ -13,6 +13,7 @@ OWNER, MEMBER = 3_000_000_000_000_001, 3_000_000_000_000_002
 
 class DiscordHarness(PlatformHarness):
     name = "discord"
+    media = True
     owner = str(OWNER)
     member = str(MEMBER)
 

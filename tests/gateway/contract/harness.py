@@ -82,6 +82,9 @@ class PlatformHarness(ABC):
     # running tool, so tests learn that a turn is running from the fake model instead.
     supports_edits: bool = True
 
+    # Photos and voice notes reach the runner as files (herald.gateway.media)
+    media: bool = False
+
     @abstractmethod
     def start(self) -> None:
         """Start the fake server."""

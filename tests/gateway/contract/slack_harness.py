@@ -11,6 +11,7 @@ from herald.testing.fake_slack import FakeSlackServer, PostedMessage
 
 class SlackHarness(PlatformHarness):
     name = "slack"
+    media = True
 
     def __init__(self) -> None:
         self.server = FakeSlackServer()

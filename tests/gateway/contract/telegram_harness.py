@@ -14,6 +14,7 @@ FORUM = -1002000000001  # a supergroup with topics: threads are forum topics
 
 class TelegramHarness(PlatformHarness):
     name = "telegram"
+    media = True
     owner = str(OWNER)
     member = str(MEMBER)
     thread_a = "7"
@@ -58,10 +59,15 @@ class TelegramHarness(PlatformHarness):
         thread: str | None = None,
         attachment: tuple[str, str, bytes] | None = None,
     ) -> str:
-        document = None
-        if attachment is not None:
+        media: dict[str, Any] = {}
+        if attachment is not None:  # as a Telegram client sends it: a photo, a voice note
             name, mime, content = attachment
-            document = (name, mime, len(content))
+            if mime.startswith("image/"):
+                media = {"photo_data": content}
+            elif mime == "audio/ogg":
+                media = {"voice": content}
+            else:
+                media = {"document": (name, mime, len(content)), "document_data": content}
         message_id = self.server.send_user_message(
             self._chat(user, where),
             int(user),
@@ -69,7 +75,7 @@ class TelegramHarness(PlatformHarness):
             "private" if where == "dm" else "supergroup",
             int(thread) if thread else None,
             username=f"user{user}",
-            document=document,
+            **media,
         )
         return str(message_id)
 
@@ -106,9 +112,10 @@ class TelegramHarness(PlatformHarness):
     def files(self, *, where: Where = "dm", thread: str | None = None) -> list[FileSeen]:
         chat = OWNER if where == "dm" else FORUM
         return [
-            FileSeen(m.document.filename, m.document.data, m.text)
+            FileSeen(upload.filename, upload.data, m.text)
             for m in self.server.sent_messages(chat)
-            if m.document is not None and (thread is None or str(m.message_thread_id) == thread)
+            for upload in (m.document, m.voice)
+            if upload is not None and (thread is None or str(m.message_thread_id) == thread)
         ]
 
     def sent(self, *, where: Where = "dm", thread: str | None = None) -> list[Sent]:

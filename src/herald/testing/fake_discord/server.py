@@ -10,6 +10,7 @@ things (`stop_acks`, `go_silent`, `drop_connections`, `drop_every`,
 from __future__ import annotations
 
 import asyncio
+import mimetypes
 from types import TracebackType
 from typing import Any
 
@@ -148,6 +149,7 @@ class FakeDiscordServer:
                     {
                         "id": str(attachment_id),
                         "filename": name,
+                        "content_type": mimetypes.guess_type(name)[0] or "application/octet-stream",
                         "size": len(data),
                         "url": url,
                         "proxy_url": url,

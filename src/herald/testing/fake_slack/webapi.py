@@ -6,6 +6,7 @@ Retry-After), plus the external upload URL and `url_private` downloads.
 from __future__ import annotations
 
 import json
+import mimetypes
 from collections.abc import Callable
 from typing import Any
 
@@ -247,7 +248,7 @@ class FakeWebApi:
             "id": file_id,
             "name": name,
             "title": name,
-            "mimetype": "application/octet-stream",
+            "mimetype": mimetypes.guess_type(name)[0] or "application/octet-stream",
             "filetype": name.rsplit(".", 1)[-1] if "." in name else "binary",
             "size": len(data),
             "url_private": url,

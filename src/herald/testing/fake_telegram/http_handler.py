@@ -12,7 +12,7 @@ from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from herald.testing.fake_telegram.methods import BotApi
 from herald.testing.fake_telegram.records import (
@@ -26,6 +26,7 @@ from herald.testing.fake_telegram.state import FakeTelegramState
 from herald.testing.stoppable_server import StoppableHTTPServer
 
 _PATH = re.compile(r"^/bot(?P<token>[^/]+)/(?P<method>[A-Za-z]+)/?$")
+_FILE = re.compile(r"^/file/bot(?P<token>[^/]+)/(?P<path>.+)$")
 _MAX_BODY = 16 * 1024 * 1024
 
 
@@ -110,8 +111,12 @@ class FakeTelegramRequestHandler(BaseHTTPRequestHandler):
         split = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(min(length, _MAX_BODY)) if length else b""
-        match = _PATH.match(split.path)
         owner = self.server.owner
+        download = _FILE.match(unquote(split.path))
+        if download is not None and self.command == "GET":
+            self._download(download["token"], download["path"])
+            return
+        match = _PATH.match(split.path)
         if match is None or not owner.api.knows(match["method"]):
             self._answer(404, {"ok": False, "error_code": 404, "description": "Not Found"})
             return
@@ -169,6 +174,23 @@ class FakeTelegramRequestHandler(BaseHTTPRequestHandler):
             return
         owner.record(ApiCall(method, params, None, time.time()))
         self._answer(200, {"ok": True, "result": result})
+
+    def _download(self, token: str, path: str) -> None:
+        """A file a user sent, as the Bot API's file URL serves it."""
+        state = self.server.owner.state
+        with state.cond:
+            data = next((d for p, d in state.files.values() if p == path), None)
+            if data is not None and token == state.token:
+                state.file_downloads.append(path)
+                state.notify()
+        if data is None or token != state.token:
+            self._answer(404, {"ok": False, "error_code": 404, "description": "Not Found"})
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def _drop(self) -> None:
         self.close_connection = True

@@ -111,6 +111,8 @@ class BotApi:
             "getmycommands": self.get_my_commands,
             "sendmessage": self.send_message,
             "senddocument": self.send_document,
+            "sendvoice": self.send_voice,
+            "getfile": self.get_file,
             "editmessagetext": self.edit_message_text,
             "sendchataction": self.send_chat_action,
             "answercallbackquery": self.answer_callback_query,
@@ -265,6 +267,65 @@ class BotApi:
                     state.notify()
                     return []
                 state.cond.wait(remaining)
+
+    def get_file(self, params: dict[str, Any]) -> Any:
+        """getFile: where a file a user sent can be downloaded (under /file/bot<token>/)."""
+        file_id = str(params.get("file_id") or "")
+        with self.state.cond:
+            known = self.state.files.get(file_id)
+        if known is None:
+            raise bad_request("wrong file_id or the file is temporarily unavailable")
+        path, data = known
+        return {
+            "file_id": file_id,
+            "file_unique_id": f"u{file_id}",
+            "file_size": len(data),
+            "file_path": path,
+        }
+
+    def send_voice(self, params: dict[str, Any]) -> Any:
+        """sendVoice with the audio uploaded in the request (multipart), recorded like a
+        sent message whose `voice` is the upload."""
+        voice = params.get("voice")
+        if not isinstance(voice, Upload):
+            raise bad_request("there is no voice in the request")
+        state = self.state
+        with state.cond:
+            chat = self._writable_chat(params)
+            caption = str(params.get("caption") or "")
+            thread_id = _int(params, "message_thread_id")
+            message_id = state.next_message_id(chat.chat_id)
+            message: dict[str, Any] = {
+                "message_id": message_id,
+                "from": dict(state.bot),
+                "chat": state.chat_json(chat),
+                "date": int(time.time()),
+                "voice": {
+                    "file_id": f"voice-{chat.chat_id}-{message_id}",
+                    "file_unique_id": f"u{message_id}",
+                    "duration": 1,
+                    "file_size": len(voice.data),
+                },
+            }
+            if caption:
+                message["caption"] = caption
+            state.messages[(chat.chat_id, message_id)] = message
+            state.sent.append(
+                SentMessage(
+                    chat_id=chat.chat_id,
+                    message_id=message_id,
+                    text=caption,
+                    raw_text=caption,
+                    parse_mode=None,
+                    reply_to_message_id=None,
+                    message_thread_id=thread_id,
+                    reply_markup=None,
+                    date=message["date"],
+                    voice=voice,
+                )
+            )
+            state.notify()
+            return message
 
     def send_document(self, params: dict[str, Any]) -> Any:
         """sendDocument with the file uploaded in the request (multipart), as a bot sends

@@ -114,6 +114,7 @@ class SentMessage:
     date: int
     deleted: bool = False
     document: Upload | None = None  # sendDocument: the file (the caption is `text`)
+    voice: Upload | None = None  # sendVoice: the audio (the caption is `text`)
 
     @property
     def buttons(self) -> list[list[InlineButton]]:

@@ -144,13 +144,18 @@ class FakeTelegramServer:
         reply_to: int | None = None,
         photo: tuple[int, int] | None = None,
         document: tuple[str, str, int] | None = None,
+        photo_data: bytes | None = None,
+        voice: bytes | None = None,
+        document_data: bytes | None = None,
     ) -> int:
         """Queue an update as if `user_id` wrote `text` in `chat_id`; returns its message id.
 
         ``chat_type`` is private (chat id = user id), group or supergroup; a ``thread_id``
         makes the supergroup a forum and the message a topic message. ``photo`` is
         (width, height); ``document`` is (file name, MIME type, size); with either, the
-        text becomes the caption.
+        text becomes the caption. ``photo_data``, ``voice`` (an OGG voice note) and
+        ``document_data`` are the files' bytes, which the bot can then fetch with getFile
+        and a download from `base_file_url` (`file_downloads` lists what it fetched).
         """
         return self.state.user_message(
             chat_id,
@@ -164,6 +169,9 @@ class FakeTelegramServer:
             reply_to=reply_to,
             photo=photo,
             document=document,
+            photo_data=photo_data,
+            voice=voice,
+            document_data=document_data,
         )
 
     def edit_user_message(self, chat_id: int, message_id: int, text: str) -> int:
@@ -330,6 +338,11 @@ class FakeTelegramServer:
     def sent_messages(self, chat_id: int | None = None) -> list[SentMessage]:
         with self.state.cond:
             return [m for m in self.state.sent if chat_id is None or m.chat_id == chat_id]
+
+    @property
+    def file_downloads(self) -> list[str]:
+        with self.state.cond:
+            return list(self.state.file_downloads)
 
     @property
     def edits(self) -> list[EditRecord]:

@@ -65,6 +65,9 @@ class FakeTelegramState:
         self.storm_hits = 0
         self.replays: list[dict[str, Any]] = []
         self.history: dict[int, dict[str, Any]] = {}  # every update ever queued
+        # Files users sent: file_id -> (file_path, bytes), served by getFile + /file/.
+        self.files: dict[str, tuple[str, bytes]] = {}
+        self.file_downloads: list[str] = []  # file paths the bot downloaded, in order
         self.polling: set[Any] = set()  # the sockets of long polls being answered
         self._update_ids = itertools.count(100_001)
         self._callback_ids = itertools.count(7_000_000_001)
@@ -98,6 +101,12 @@ class FakeTelegramState:
                     self.faults.remove(fault)
                 return fault
         return None
+
+    def keep_file(self, file_id: str, path: str, data: bytes) -> str:
+        """Make `data` downloadable as `file_id` (getFile answers a unique file_path)."""
+        folder, _, name = path.rpartition("/")
+        self.files[file_id] = (f"{folder}/{file_id}-{name}", data)
+        return file_id
 
     def find_sent(self, chat_id: int, message_id: int) -> SentMessage | None:
         for message in self.sent:
@@ -153,6 +162,9 @@ class FakeTelegramState:
         reply_to: int | None,
         photo: tuple[int, int] | None,
         document: tuple[str, str, int] | None,
+        photo_data: bytes | None = None,
+        voice: bytes | None = None,
+        document_data: bytes | None = None,
     ) -> int:
         if chat_type not in ("private", "group", "supergroup"):
             raise ValueError(f"chat_type must be private, group or supergroup, not {chat_type!r}")
@@ -178,7 +190,19 @@ class FakeTelegramState:
                 if original is None:
                     raise ValueError(f"no message {reply_to} in chat {chat_id} to reply to")
                 message["reply_to_message"] = dict(original)
-            media = photo is not None or document is not None
+            if photo_data is not None and photo is None:
+                photo = (640, 480)
+            if document_data is not None and document is None:
+                raise ValueError("document_data needs document=(name, mime, size)")
+            media = photo is not None or document is not None or voice is not None
+            if voice is not None:
+                message["voice"] = {
+                    "file_id": self.keep_file(f"voice-{message_id}", "voice/file.oga", voice),
+                    "file_unique_id": f"uvoice{message_id}",
+                    "duration": max(1, len(voice) // 4000),
+                    "mime_type": "audio/ogg",
+                    "file_size": len(voice),
+                }
             if photo is not None:
                 width, height = photo
                 sizes = [*PHOTO_SIZES, (width, height)]
@@ -192,6 +216,10 @@ class FakeTelegramState:
                     }
                     for index, (w, h) in enumerate(sizes)
                 ]
+                if photo_data is not None:
+                    largest = message["photo"][-1]
+                    largest["file_size"] = len(photo_data)
+                    self.keep_file(largest["file_id"], "photos/file.jpg", photo_data)
             if document is not None:
                 name, mime, size = document
                 message["document"] = {
@@ -201,6 +229,9 @@ class FakeTelegramState:
                     "mime_type": mime,
                     "file_size": size,
                 }
+                if document_data is not None:
+                    message["document"]["file_size"] = len(document_data)
+                    self.keep_file(f"doc-{message_id}", f"documents/{name}", document_data)
             if text:
                 message["caption" if media else "text"] = text
                 entities = command_entities(text)

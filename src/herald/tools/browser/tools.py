@@ -281,9 +281,10 @@ def browser_back(ctx: ToolContext) -> ToolResult:
 
 
 @tool(toolset=TOOLSET, check=browser_available)
-def browser_screenshot(ctx: ToolContext, full_page: Flag = False) -> str:
+def browser_screenshot(ctx: ToolContext, full_page: Flag = False) -> ToolResult:
     """Save a PNG screenshot of the current page into the working directory
-    (screenshots/) and return its path.
+    (screenshots/) and return its path; a model that sees images also gets the
+    screenshot itself with the next step.
 
     Args:
         full_page: the whole scrollable page instead of the visible part
@@ -295,7 +296,25 @@ def browser_screenshot(ctx: ToolContext, full_page: Flag = False) -> str:
     data, url = _session(ctx).call(ctx, shoot)
     name = time.strftime("shot-%Y%m%d-%H%M%S") + f"-{int(time.time() * 1000) % 1000:03d}.png"
     path = _write_into_workdir(ctx, "screenshots", name, data, tool="browser_screenshot")
-    return f"Saved a screenshot of {url} to {path} ({len(data):,} bytes)."
+    text = f"Saved a screenshot of {url} to {path} ({len(data):,} bytes)."
+    # Kept under the home by reference, like an attached image; the engine shows it to a
+    # model that sees images. What it shows is the page's content: untrusted.
+    return ToolResult(text, provenance=untrusted(f"web:{url}"), images=_kept(ctx, data, name))
+
+
+def _kept(ctx: ToolContext, data: bytes, name: str) -> tuple[Any, ...]:
+    from herald.providers.images import ImageError, store_image
+
+    if ctx.home is None:
+        return ()
+    limits = (ctx.config or HeraldConfig()).vision
+    try:
+        ref = store_image(
+            data, ctx.home.root, max_edge=limits.max_edge_px, max_bytes=limits.max_bytes, name=name
+        )
+    except ImageError:  # Pillow missing, or a page too big to shrink: the path still works
+        return ()
+    return (ref,)
 
 
 @tool(toolset=TOOLSET, check=browser_available)

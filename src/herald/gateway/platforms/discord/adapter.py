@@ -32,6 +32,7 @@ from herald.gateway.auth import allowlist_matches
 from herald.gateway.contracts import (
     Button,
     EventSink,
+    InboundFile,
     MessageEvent,
     OutgoingFile,
     PlatformAdapter,
@@ -388,10 +389,10 @@ class DiscordAdapter(PlatformAdapter):
             return
         if self._may_save_files(event):
             assert self._attachments_dir is not None
-            notes = await save_attachments(
+            notes, files = await save_attachments(
                 message.attachments, self._attachments_dir, self._max_attachment_bytes
             )
-            event = _with_media(event, notes)
+            event = _with_media(event, notes, files)
         self.spawn_dispatch(self._sink, event, self._tasks)
 
     async def on_interaction(self, interaction: Any) -> None:
@@ -490,10 +491,12 @@ def _view(buttons: list[list[Button]]) -> discord.ui.View:
     return view
 
 
-def _with_media(event: MessageEvent, notes: tuple[str, ...]) -> MessageEvent:
+def _with_media(
+    event: MessageEvent, notes: tuple[str, ...], files: tuple[InboundFile, ...]
+) -> MessageEvent:
     from dataclasses import replace
 
-    return replace(event, media=notes)
+    return replace(event, media=notes, files=files)
 
 
 def _snowflake(value: str | None) -> int | None:

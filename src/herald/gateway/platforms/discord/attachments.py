@@ -2,7 +2,9 @@
 
 Only files within the size limit are fetched (Discord states the size up front);
 larger ones, and any that fail to download, are described to the model but not
-saved. The notes name where each file was saved so the model can read it.
+saved. The notes name where each file was saved so the model can read it; the saved
+files go on the event too, so photos reach the model as images and voice messages are
+transcribed (herald.gateway.media).
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from herald.gateway.inbox import save_inbound_file
+from herald.gateway.contracts import InboundFile
+from herald.gateway.media import describe, receive_file
 
 log = logging.getLogger(__name__)
 
 
-async def save_attachments(attachments: Any, folder: Path, max_bytes: int) -> tuple[str, ...]:
-    notes = []
+async def save_attachments(
+    attachments: Any, folder: Path, max_bytes: int
+) -> tuple[tuple[str, ...], tuple[InboundFile, ...]]:
+    notes, files = [], []
     for attachment in attachments:
         kind = attachment.content_type or "file"
         described = f"{attachment.filename} ({kind}, {attachment.size} bytes)"
@@ -33,6 +38,10 @@ async def save_attachments(attachments: Any, folder: Path, max_bytes: int) -> tu
         if len(data) > max_bytes:
             notes.append(f"{described}, not saved: larger than {max_bytes // 1024} KiB")
             continue
-        path = save_inbound_file(folder, attachment.filename, data)
-        notes.append(f"{described}, saved as {path}")
-    return tuple(notes)
+        voice = bool(getattr(attachment, "is_voice_message", lambda: False)())
+        saved = receive_file(
+            folder, attachment.filename, data, attachment.content_type, voice=voice
+        )
+        files.append(saved)
+        notes.append(describe(saved))
+    return tuple(notes), tuple(files)

@@ -428,10 +428,10 @@ class SlackAdapter(PlatformAdapter):
         files = event.get("files") or []
         if files and self._may_save_files(message):
             assert self._attachments_dir is not None
-            notes = await save_files(
+            notes, saved = await save_files(
                 files, self._attachments_dir, self._max_attachment_bytes, self._secrets.bot_token
             )
-            message = replace(message, media=notes)
+            message = replace(message, media=notes, files=saved)
         self.spawn_dispatch(self._sink, message, self._tasks)
 
     def _may_save_files(self, event: MessageEvent) -> bool:

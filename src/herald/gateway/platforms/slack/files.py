@@ -2,7 +2,8 @@
 
 Slack serves `url_private_download` only with the bot token (files:read scope);
 files over the size limit (Slack states the size up front) and failed downloads are
-described to the model but not saved.
+described to the model but not saved. The saved files go on the event too, so photos
+reach the model as images and audio clips are transcribed (herald.gateway.media).
 """
 
 from __future__ import annotations
@@ -11,17 +12,18 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from herald.gateway.inbox import save_inbound_file
+from herald.gateway.contracts import InboundFile
+from herald.gateway.media import describe, receive_file
 
 log = logging.getLogger(__name__)
 
 
 async def save_files(
     files: list[dict[str, Any]], folder: Path, max_bytes: int, bot_token: str
-) -> tuple[str, ...]:
+) -> tuple[tuple[str, ...], tuple[InboundFile, ...]]:
     import aiohttp
 
-    notes = []
+    notes, saved_files = [], []
     async with aiohttp.ClientSession() as session:
         for item in files:
             name = str(item.get("name") or "file")
@@ -34,9 +36,13 @@ async def save_files(
             if data is None:
                 notes.append(f"{described}, not saved: the download failed")
                 continue
-            path = save_inbound_file(folder, name, data)
-            notes.append(f"{described}, saved as {path}")
-    return tuple(notes)
+            # Slack's audio clips (recorded in the app) are voice notes; an uploaded
+            # music file is audio too and is transcribed the same way.
+            voice = item.get("subtype") == "slack_audio"
+            saved = receive_file(folder, name, data, item.get("mimetype"), voice=voice)
+            saved_files.append(saved)
+            notes.append(describe(saved))
+    return tuple(notes), tuple(saved_files)
 
 
 async def _download(session: Any, url: str, token: str, max_bytes: int) -> bytes | None:

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import warnings
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,7 @@ from herald.gateway.platforms.telegram.events import (
     addressed_elsewhere,
     event_from_callback,
     event_from_message,
+    inbound_files,
     is_start_command,
 )
 from herald.gateway.platforms.telegram.format import (
@@ -106,8 +108,10 @@ class TelegramAdapter(PlatformAdapter):
         silence_slack: float = 15.0,
         poll_read_grace: float = 10.0,
         poll_backoff: float = 1.0,
+        download_files: bool = True,
     ) -> None:
         self._token = token
+        self._download_files = download_files
         self._silence_slack = silence_slack
         self._poll_read_grace = poll_read_grace
         self._poll_backoff = poll_backoff
@@ -363,8 +367,9 @@ class TelegramAdapter(PlatformAdapter):
         reply_to: str | None = None,
         thread_id: str | None = None,
     ) -> SendResult:
-        """sendDocument: the bytes as a multipart upload, the caption as plain text (a
-        caption is at most 1,024 characters; a longer one is cut)."""
+        """sendDocument (sendVoice for a spoken reply): the bytes as a multipart upload,
+        the caption as plain text (a caption is at most 1,024 characters; a longer one is
+        cut)."""
         app = self._app
         if app is None:
             return SendResult(ok=False, error="the Telegram adapter is not connected")
@@ -378,6 +383,14 @@ class TelegramAdapter(PlatformAdapter):
         )
 
         async def operation(attempt: Attempt) -> Message:
+            if file.voice:  # a spoken reply: sendVoice, played in the chat
+                return await app.bot.send_voice(
+                    chat_id=attempt.chat_id,
+                    voice=InputFile(file.data, filename=file.name),
+                    caption=(caption or None) and caption[:1024],
+                    message_thread_id=attempt.thread_id,
+                    reply_parameters=reply,
+                )
             return await app.bot.send_document(
                 chat_id=attempt.chat_id,
                 document=InputFile(file.data, filename=file.name),
@@ -448,6 +461,8 @@ class TelegramAdapter(PlatformAdapter):
         event = replace(event_from_message(message), event_id=str(update.update_id))
         if not event.text.strip() and not event.media:
             return
+        if self._download_files:
+            event = replace(event, files=inbound_files(message, self._fetcher))
         if addressed_elsewhere(event.text, self.bot_username):
             return
         if is_start_command(event.text):
@@ -492,6 +507,18 @@ class TelegramAdapter(PlatformAdapter):
             await self._app.bot.set_my_commands(commands)
         except TelegramError as error:
             log.warning("telegram: could not register the command menu: %s", error.message)
+
+    def _fetcher(self, file_id: str) -> Callable[[], Awaitable[bytes]]:
+        """A download of `file_id` (getFile, then the file URL) for the runner to call."""
+
+        async def fetch() -> bytes:
+            app = self._app
+            if app is None:
+                raise RuntimeError("the Telegram adapter is not connected")
+            remote = await app.bot.get_file(file_id)
+            return bytes(await remote.download_as_bytearray())
+
+        return fetch
 
     # ---- helpers ----------------------------------------------------------------------------
 
@@ -557,6 +584,7 @@ def create_adapter(
         drain_timeout=drain_timeout,
         register_commands=register_commands,
         silence_slack=settings.config.gateway.watchdog.slack_seconds if settings else 15.0,
+        download_files=section.download_attachments,
     )
 
 

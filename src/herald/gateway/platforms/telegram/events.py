@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import warnings
+from collections.abc import Awaitable, Callable
 
 from telegram import CallbackQuery, Chat, Message, User
 
-from herald.gateway.contracts import ChatType, MessageEvent
+from herald.gateway.contracts import ChatType, InboundFile, MessageEvent
 
 PLATFORM = "telegram"
+Fetcher = Callable[[str], Callable[[], Awaitable[bytes]]]  # file_id -> download it
 
 
 def chat_type(chat: Chat) -> ChatType:
@@ -80,6 +82,42 @@ def media_notes(message: Message) -> tuple[str, ...]:
     if message.poll is not None:
         notes.append(f"poll {message.poll.question}")
     return tuple(notes)
+
+
+def inbound_files(message: Message, fetcher: Fetcher) -> tuple[InboundFile, ...]:
+    """The photo, voice note, audio file or document of `message`, each downloaded only
+    when the runner asks (after the sender is authorized) through `fetcher`."""
+    files: list[InboundFile] = []
+    number = message.message_id
+    if message.photo:
+        largest = max(message.photo, key=lambda size: size.width * size.height)
+        files.append(
+            InboundFile(
+                f"photo-{number}.jpg",
+                "image/jpeg",
+                largest.file_size,
+                fetch=fetcher(largest.file_id),
+            )
+        )
+    if message.voice is not None:
+        voice = message.voice
+        mime = voice.mime_type or "audio/ogg"
+        files.append(
+            InboundFile(
+                f"voice-{number}.ogg", mime, voice.file_size, True, fetch=fetcher(voice.file_id)
+            )
+        )
+    if message.audio is not None:
+        audio = message.audio
+        name = audio.file_name or f"audio-{number}.mp3"
+        mime = audio.mime_type or "audio/mpeg"
+        files.append(InboundFile(name, mime, audio.file_size, fetch=fetcher(audio.file_id)))
+    if message.document is not None:
+        doc = message.document
+        name = doc.file_name or f"document-{number}"
+        mime = doc.mime_type or "application/octet-stream"
+        files.append(InboundFile(name, mime, doc.file_size, fetch=fetcher(doc.file_id)))
+    return tuple(files)
 
 
 def period_seconds(obj: object, attribute: str) -> float:

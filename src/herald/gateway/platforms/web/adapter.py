@@ -26,10 +26,12 @@ from herald.gateway.contracts import (
     DispatchResult,
     EventSink,
     MessageEvent,
+    OutgoingFile,
     PlatformAdapter,
     SendResult,
     StreamCallbacks,
 )
+from herald.gateway.platforms.web.attachments import WebFiles
 from herald.gateway.platforms.web.events import ChatEvents
 from herald.gateway.served.adapter import ServedAdapter
 from herald.gateway.served.server import AdapterConfigError, platform_section
@@ -80,6 +82,7 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
         )
         self.cwd = Path(cwd) if cwd is not None else Path.cwd()
         self.events = ChatEvents()
+        self.files = WebFiles()
         self._store = store
         self._own_store = False
         self._extra = tuple(secret_values)
@@ -168,17 +171,51 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
         )
         return SendResult(ok=True, message_ids=[message_id])
 
+    def supports_files(self) -> bool:
+        return True
+
+    async def send_file(
+        self,
+        chat_id: str,
+        file: OutgoingFile,
+        *,
+        caption: str | None = None,
+        reply_to: str | None = None,
+        thread_id: str | None = None,
+    ) -> SendResult:
+        """Keep the file for the page (`WebFiles`) and announce it on the chat's stream;
+        a spoken reply is played in the page."""
+        file_id = self.files.keep_out(chat_id, file)
+        url = f"{self.base_path}/api/chats/{chat_id}/sent/{file_id}"
+        self.events.publish(
+            chat_id,
+            "file",
+            {
+                "id": file_id,
+                "name": file.name,
+                "mime": file.mime,
+                "voice": file.voice,
+                "bytes": len(file.data),
+                "url": url,
+                "caption": self.redact(caption or ""),
+            },
+        )
+        return SendResult(ok=True, message_ids=[file_id])
+
     async def edit(self, chat_id: str, message_id: str, text: str) -> SendResult:
         self.events.publish(chat_id, "edit", {"id": message_id, "text": self.redact(text)})
         return SendResult(ok=True, message_ids=[message_id])
 
     # ---- input: a message typed in the page -----------------------------------------------
 
-    def submit(self, chat_id: str, text: str) -> str:
-        """Hand ``text`` to the runner as a message of chat ``chat_id``; returns its id.
-        The outcome arrives on the chat's event stream (``done`` or ``notice``)."""
+    def submit(self, chat_id: str, text: str, files: list[str] | None = None) -> str:
+        """Hand ``text`` (and the files this chat uploaded that ``files`` names) to the
+        runner as a message of chat ``chat_id``; returns its id. The outcome arrives on
+        the chat's event stream (``done`` or ``notice``). `UnknownUpload` for a file
+        this chat did not upload."""
         if self._sink is None:
             raise RuntimeError("the web adapter is not connected")
+        attached = self.files.take(chat_id, files or [])
         message_id = secrets_module.token_hex(8)
         event = MessageEvent(
             platform=self.name,
@@ -188,6 +225,7 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
             text=text,
             message_id=message_id,
             identity="owner",  # the login token is the owner's
+            files=attached,
         )
         loop = asyncio.get_running_loop()
 
@@ -198,7 +236,10 @@ class WebAdapter(ServedAdapter, PlatformAdapter):
         is_command = event.is_command
         if not is_command:
             self.running[chat_id] = message_id
-            self.events.publish(chat_id, "turn", {"turn": message_id, "text": self.redact(text)})
+            names = [f.name for f in attached]
+            self.events.publish(
+                chat_id, "turn", {"turn": message_id, "text": self.redact(text), "files": names}
+            )
         task = loop.create_task(self._dispatch(event, stream, is_command), name="web-turn")
         self._turns.add(task)
         task.add_done_callback(self._turns.discard)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from herald.config.schema_gateway import WebPlatformConfig
+    from herald.gateway.platforms.web.attachments import WebFiles
     from herald.gateway.platforms.web.auth import TokenVerifier
     from herald.gateway.platforms.web.events import ChatEvents
     from herald.state import StateStore
@@ -25,6 +26,7 @@ class WebBackend(Protocol):
     cwd: Path  # where uploads land
     verifier: TokenVerifier
     events: ChatEvents
+    files: WebFiles  # uploads waiting for their message, files sent to the page
     running: dict[str, str]  # chat id -> message id of the running turn
 
     @property
@@ -36,7 +38,7 @@ class WebBackend(Protocol):
 
     def redact(self, text: str) -> str: ...
 
-    def submit(self, chat_id: str, text: str) -> str: ...
+    def submit(self, chat_id: str, text: str, files: list[str] | None = None) -> str: ...
 
     def platform_health(self) -> dict[str, Any]:
         """The gateway's platforms and their recent transitions (the watchdog's report)."""

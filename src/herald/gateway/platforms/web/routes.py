@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from fastapi import FastAPI, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
 from herald.gateway.contracts import MessageEvent
 from herald.gateway.inbox import InboxNameError, create_inbound_file, discard_inbound_file
+from herald.gateway.platforms.web.attachments import UnknownUpload
 from herald.gateway.platforms.web.errors import WebError
 from herald.gateway.session_keys import build_session_key
 from herald.state import reports
@@ -137,11 +138,30 @@ def add_data_routes(app: FastAPI, adapter: WebBackend, base: str) -> None:
         chat_id = _chat_id(chat_id)
         body = await _json(request)
         text = str(body.get("text", "")).strip()
-        if not text:
+        files = body.get("files") or []
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise WebError(400, "'files' is a list of the paths uploads answered with")
+        if not text and not files:
             raise WebError(400, "'text' is required: the message to send")
         if len(text) > MAX_TEXT:
             raise WebError(413, f"a message is at most {MAX_TEXT} characters")
-        return {"message_id": adapter.submit(chat_id, text)}
+        try:
+            return {"message_id": adapter.submit(chat_id, text, files)}
+        except UnknownUpload as exc:
+            raise WebError(
+                400, f"{exc.args[0]} was not uploaded to this chat: upload it first"
+            ) from None
+
+    @app.get(api + "/chats/{chat_id}/sent/{file_id}")
+    async def sent_file(chat_id: str, file_id: str) -> Response:
+        file = adapter.files.sent(_chat_id(chat_id), file_id)
+        if file is None:
+            raise WebError(404, "no such file in this chat (the page keeps the newest ones)")
+        return Response(
+            file.data,
+            media_type=file.mime,
+            headers={"Content-Disposition": f'inline; filename="{file.name}"'},
+        )
 
     @app.get(api + "/chats/{chat_id}/events")
     async def events(chat_id: str, request: Request, after: int = -1) -> StreamingResponse:
@@ -175,7 +195,9 @@ def add_data_routes(app: FastAPI, adapter: WebBackend, base: str) -> None:
         except BaseException:  # a refused or cut upload leaves no partial file behind
             _discard(folder, stored)
             raise
-        return {"path": str(folder / stored), "bytes": written}
+        path = str(folder / stored)
+        adapter.files.uploaded(chat_id, path, name, request.headers.get("content-type"), written)
+        return {"path": path, "bytes": written}
 
     @app.get(api + "/dashboard")
     async def dashboard(days: int = 30) -> dict[str, Any]:

@@ -6,7 +6,7 @@
   const base = document.querySelector('meta[name="base"]').content;
   const md = window.HeraldMarkdown;
   const $ = (id) => document.getElementById(id);
-  const state = { csrf: "", chatId: null, source: null, running: false, stream: null, live: null, statusIds: new Set() };
+  const state = { csrf: "", chatId: null, source: null, running: false, stream: null, live: null, statusIds: new Set(), pending: [] };
 
   // ---- helpers -------------------------------------------------------------------------
   async function api(path, options = {}) {
@@ -174,7 +174,8 @@
     on("turn", (data) => {
       const empty = $("messages").querySelector(".empty");
       if (empty) empty.remove();
-      $("messages").append(bubble("user", data.text));
+      const names = (data.files || []).map((name) => "📎 " + name).join("\n");
+      $("messages").append(bubble("user", [data.text, names].filter(Boolean).join("\n")));
       setRunning(true);
       scrollDown();
     });
@@ -189,6 +190,7 @@
       scrollDown();
     });
     on("message", (data) => showMessage(data));
+    on("file", (data) => { $("messages").append(sentFile(data)); scrollDown(); });
     on("edit", (data) => {
       const node = document.querySelector('[data-message-id="' + CSS.escape(data.id) + '"] .msg-body');
       if (node) node.textContent = data.text;
@@ -200,11 +202,36 @@
       if (data.status === "error" && data.text) $("messages").append(el("p", "notice error", data.text));
       const snapshot = await api("/api/chats/" + chatId);
       const last = Array.from($("messages").querySelectorAll(".status")).pop();
+      const files = Array.from($("messages").querySelectorAll(".file-out"));
       renderTranscript(snapshot.messages);
       if (last) $("messages").append(last);
+      files.forEach((node) => $("messages").append(node));
       renderStatus(snapshot.status);
       loadChats();
     });
+  }
+  function sentFile(data) {
+    // A file Herald sent to this chat: a spoken reply plays here, an image shows.
+    const node = el("div", "msg assistant file-out");
+    const url = data.url;
+    if ((data.mime || "").startsWith("audio/")) {
+      const audio = document.createElement("audio");
+      audio.controls = true;
+      audio.src = url;
+      node.append(el("div", "muted", data.voice ? "🔊 spoken reply" : data.name), audio);
+    } else if ((data.mime || "").startsWith("image/")) {
+      const image = document.createElement("img");
+      image.src = url;
+      image.alt = data.name;
+      node.append(image);
+    } else {
+      const link = el("a", "", "📎 " + data.name);
+      link.href = url;
+      link.download = data.name;
+      node.append(link);
+    }
+    if (data.caption) node.append(el("div", "msg-body", data.caption));
+    return node;
   }
   function showMessage(data) {
     const text = data.text || "";
@@ -248,10 +275,11 @@
   }
 
   // ---- sending, stopping, uploading ----------------------------------------------------
-  async function send(text) {
+  async function send(text, files) {
     if (!state.chatId) await openChat(newChatId());
     try {
-      await api("/api/chats/" + state.chatId + "/messages", { method: "POST", json: { text } });
+      const json = files && files.length ? { text, files } : { text };
+      await api("/api/chats/" + state.chatId + "/messages", { method: "POST", json });
     } catch (err) {
       $("messages").append(el("p", "notice error", err.message));
     }
@@ -260,10 +288,14 @@
     event.preventDefault();
     const input = $("input");
     const text = input.value.trim();
-    if (!text) return;
+    const files = state.pending;
+    if (!text && !files.length) return;
     input.value = "";
     input.style.height = "";
-    send(state.running && !text.startsWith("/") ? "/steer " + text : text);
+    state.pending = [];
+    $("attached").replaceChildren();
+    if (files.length) send(text, files);  // photos and voice notes go as a message of their own
+    else send(state.running && !text.startsWith("/") ? "/steer " + text : text);
   });
   $("input").addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -287,8 +319,8 @@
       });
       const body = await response.json();
       if (!response.ok) throw new Error(body.error || "upload failed");
-      $("messages").append(el("p", "notice", "Uploaded " + file.name + " to " + body.path));
-      $("input").value = ($("input").value + " " + body.path).trim();
+      state.pending.push(body.path);
+      $("attached").append(el("span", "chip", "📎 " + file.name));
     } catch (err) {
       $("messages").append(el("p", "notice error", err.message));
     }
