@@ -274,6 +274,42 @@ def test_proactive_prune_is_off_by_default_then_rare_and_batched():
     assert greedy.prune_tool_results_only(msgs, 30_000) is None  # not worth breaking the cache
 
 
+def test_proactive_prune_rearms_after_a_compression():
+    """The re-arm line is measured on the history before a compression; after one the
+    history is small again and grows back, and pruning must work on it again."""
+    eng = engine(
+        lambda m: sections_text(),
+        prune=PruneConfig(
+            enabled=True, above_tokens=10_000, min_reclaim_tokens=1_000, rearm_growth_tokens=5_000
+        ),
+    )
+    assert eng.prune_tool_results_only(conversation(30), 40_000) is not None
+    assert eng.state.prune_rearm_at > 20_000
+    compressed = eng.compress(conversation(30))
+    grown = [
+        m if m.row_id is not None else m.with_row(1000 + i)
+        for i, m in enumerate(compressed + conversation(12)[1:])
+    ]
+    assert eng.prune_tool_results_only(grown, 15_000) is not None
+
+
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_proactive_prune_never_cuts_results_the_model_has_not_read(rounds):
+    """A short history has no tail boundary; its newest results are still unread by the
+    model, so pruning them would replace what the model asked for with a one-liner."""
+    eng = engine(
+        None,
+        prune=PruneConfig(
+            enabled=True, above_tokens=100, min_reclaim_tokens=100, rearm_growth_tokens=100
+        ),
+    )
+    msgs = conversation(rounds, output_chars=11_000)[:-2]  # the turn is still running
+    pruned = eng.prune_tool_results_only(msgs, 30_000)
+    kept = pruned if pruned is not None else msgs
+    newest = [m for m in kept if m.role == "tool"][-1]
+    assert newest.content == msgs[-1].content and not newest.content.startswith(PRUNED_MARK)
+
+
 def test_fallback_and_merge_sections():
     msgs = conversation(8)
     msgs[4] = msgs[4].evolve(content="[TOOL_ERROR] make failed")

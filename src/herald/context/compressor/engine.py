@@ -255,10 +255,13 @@ class CompressorEngine(ContextEngine):
         bounds = choose_boundaries(
             messages, tail_budget_tokens=self.tail_budget, estimate=self.estimate_message
         )
-        protect_from = bounds.tail_start if bounds else len(messages)
+        if bounds is None:
+            # No tail boundary: the whole history is head and tail, and its newest tool
+            # results have not been read by the model yet. Nothing may be pruned.
+            return None
         outcome = prune_tool_results(
             messages,
-            protect_from=protect_from,
+            protect_from=bounds.tail_start,
             keep_chars=self.config.tool_result_keep_chars,
             argument_max_chars=self.config.tool_argument_max_chars,
         )
@@ -316,6 +319,8 @@ class CompressorEngine(ContextEngine):
     def _after_compression(self, before: int, after: int, source: str, reason: str) -> None:
         self.state.compressions += 1
         self.state.retry_above = 0
+        # The prune re-arm line was measured on the history this compression replaced.
+        self.state.prune_rearm_at = 0
         if after >= self.threshold_tokens:
             self.state.misses += 1
             if self.state.misses >= 2:
