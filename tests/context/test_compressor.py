@@ -254,9 +254,28 @@ def test_phase1_prunes_outside_the_tail_only():
     assert not transcript_problems(out)
 
 
-def test_proactive_prune_is_off_by_default_then_rare_and_batched():
+def test_proactive_prune_is_on_by_default_and_scaled_to_the_window():
+    """Tool output the model has read and that left the tail is cut to one-line stubs
+    before a summary is needed; on a small window the line (60K tokens) is lowered to
+    half the compression threshold, and what it must reclaim shrinks with it."""
     msgs = conversation(30)
-    assert engine(None).prune_tool_results_only(msgs, 100_000) is None
+    small = engine(None)  # a 32K window
+    line = small.threshold_tokens // 2
+    assert line < 10_000
+    assert small.prune_tool_results_only(msgs, line - 100) is None
+    pruned = small.prune_tool_results_only(msgs, line + 100)
+    assert pruned is not None and not transcript_problems(pruned)
+    assert sum((m.content or "").startswith(PRUNED_MARK) for m in pruned) >= 25
+    assert pruned[-1] is msgs[-1]  # the tail (here the new request) is kept as it was
+    large = engine(None, window=1_000_000)  # the configured line holds where it is lower
+    assert large.prune_tool_results_only(msgs, 59_000) is None
+    assert large.prune_tool_results_only(msgs, 61_000) is not None
+    off = engine(None, prune=PruneConfig(enabled=False))
+    assert off.prune_tool_results_only(msgs, 100_000) is None
+
+
+def test_proactive_prune_is_rare_and_batched():
+    msgs = conversation(30)
     eng = engine(
         None,
         prune=PruneConfig(

@@ -246,11 +246,13 @@ class CompressorEngine(ContextEngine):
     def prune_tool_results_only(
         self, messages: list[Message], prompt_tokens: int | None = None
     ) -> list[Message] | None:
-        """Proactive Phase 1 (off by default): rare, batched, and only when worth it."""
+        """Proactive Phase 1: read tool output outside the tail becomes one-line stubs,
+        rarely, in batches, and only when worth the cache break it costs."""
         cfg = self.config.prune
         if prompt_tokens is None:
             prompt_tokens = self.estimate(messages)
-        if not cfg.enabled or prompt_tokens < max(cfg.above_tokens, self.state.prune_rearm_at):
+        line, min_reclaim, rearm_growth = self._prune_lines()
+        if not cfg.enabled or prompt_tokens < max(line, self.state.prune_rearm_at):
             return None
         bounds = choose_boundaries(
             messages, tail_budget_tokens=self.tail_budget, estimate=self.estimate_message
@@ -266,10 +268,24 @@ class CompressorEngine(ContextEngine):
             argument_max_chars=self.config.tool_argument_max_chars,
         )
         reclaimed = int(outcome.reclaimed_chars / CHARS_PER_TOKEN)
-        if reclaimed < cfg.min_reclaim_tokens:
+        if reclaimed < min_reclaim:
             return None
-        self.state.prune_rearm_at = prompt_tokens - reclaimed + cfg.rearm_growth_tokens
+        self.state.prune_rearm_at = prompt_tokens - reclaimed + rearm_growth
         return outcome.messages
+
+    def _prune_lines(self) -> tuple[int, int, int]:
+        """Tokens: the prune line, the least a prune must reclaim, and the growth before the
+        next one. The configured amounts suit large windows; where half the compression
+        threshold (`above_fraction`) is lower, all three shrink in proportion, so a small
+        window prunes before it needs a summary instead of never."""
+        cfg = self.config.prune
+        line = min(cfg.above_tokens, max(1, int(self.threshold_tokens * cfg.above_fraction)))
+        scale = line / cfg.above_tokens
+        return (
+            line,
+            max(1, int(cfg.min_reclaim_tokens * scale)),
+            max(1, int(cfg.rearm_growth_tokens * scale)),
+        )
 
     def status(self) -> dict[str, Any]:
         return {
