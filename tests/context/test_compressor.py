@@ -17,6 +17,7 @@ from herald.context.compressor import (
     merge_sections,
     parse_sections,
     prune_tool_results,
+    summary_message_text,
 )
 from herald.context.tokens import estimate_message_tokens
 from herald.providers.message import Message, from_api_messages
@@ -422,3 +423,24 @@ def test_compressing_mid_turn_twice_keeps_roles_alternating_and_the_task():
     assert not transcript_problems(twice)
     summary = next(m.content for m in twice if m.content and SUMMARY_MARK in m.content)
     assert "## Current task\nMigrate every service." in summary
+
+
+def test_no_summary_is_paid_for_when_replacing_the_old_one_cannot_save_enough():
+    """A middle that is mostly the previous summary (pruned tool output leaves little
+    else) shrinks by what is not summary: the new summary takes the old one's place. The
+    summary call is skipped when that cannot reach context.min_saving, instead of being
+    paid for and then discarded."""
+    previous = sections_text(**{"Critical context": "detail " * 500})
+    msgs = [{"role": "user", "content": "Check every number."}]
+    msgs.append({"role": "assistant", "content": summary_message_text(parse_sections(previous))})
+    msgs.append({"role": "user", "content": "Part 2: check the next ones."})
+    for r in range(4):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"p{r}")]})
+        msgs.append({"role": "tool", "tool_call_id": f"p{r}", "content": f"{PRUNED_MARK} ok]"})
+    msgs.append({"role": "assistant", "content": None, "tool_calls": [call("new")]})
+    msgs.append({"role": "tool", "tool_call_id": "new", "content": "7\n" * 5_500})
+    calls: list[list[dict]] = []
+    eng = engine(lambda m: calls.append(m) or previous)
+    history = stored(msgs)
+    assert eng.compress(history) is history
+    assert calls == [] and eng.state.retry_above > 0

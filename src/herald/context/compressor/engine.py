@@ -213,10 +213,13 @@ class CompressorEngine(ContextEngine):
         return before > 0 and (before - after) / before >= self.config.min_saving
 
     def _could_pay(self, before: int, middle: list[Message]) -> bool:
-        """Even a summary of nothing cannot save more than the middle it replaces: when
-        that is under the minimum, skip the summary call altogether."""
+        """A summary cannot save more than the middle it replaces, less the earlier
+        summary it updates (the new one takes its place, about as long): when that is
+        under the minimum, skip the summary call altogether."""
         replaceable = sum(self.estimate_message(m) for m in middle)
-        if self._pays(before, before - replaceable):
+        earlier = [m for m in middle if is_summary(m)]
+        kept_size = self.estimate_message(earlier[-1]) if earlier else 0
+        if self._pays(before, before - replaceable + kept_size):
             return True
         self.state.retry_above = int(before * (1 + self.config.min_saving))
         return False
