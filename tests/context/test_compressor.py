@@ -444,3 +444,24 @@ def test_no_summary_is_paid_for_when_replacing_the_old_one_cannot_save_enough():
     history = stored(msgs)
     assert eng.compress(history) is history
     assert calls == [] and eng.state.retry_above > 0
+
+
+def test_a_near_miss_is_retried_as_soon_as_it_would_pay():
+    """A compression skipped for saving a little under context.min_saving waits only for
+    the growth that makes it pay, not for the prompt to grow by a fifth."""
+
+    def history(groups: int) -> list[Message]:
+        msgs = [{"role": "user", "content": "Check every number."}]
+        for r in range(groups):
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"p{r}")]})
+            msgs.append({"role": "tool", "tool_call_id": f"p{r}", "content": "z" * 600})
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call("new")]})
+        msgs.append({"role": "tool", "tool_call_id": "new", "content": "7\n" * 5500})
+        return stored(msgs)
+
+    eng = engine(lambda m: sections_text())
+    near = history(4)
+    before = eng.estimate(near)
+    assert eng.compress(near) is near  # ~18% of the prompt: under the minimum
+    assert before < eng.state.retry_above < int(before * 1.1)
+    assert eng.estimate(history(5)) >= eng.state.retry_above  # one more group: try again

@@ -202,7 +202,7 @@ class CompressorEngine(ContextEngine):
         if after >= before or not (force or must_fit or self._pays(before, after)):
             # Never apply a compression that saves nothing (or too little to be worth
             # breaking the cached prefix): the history stays exactly as it was.
-            self.state.retry_above = int(before * (1 + self.config.min_saving))
+            self.state.retry_above = self._retry_line(before, before - after)
             log.info("compression not applied: ~%d -> ~%d tokens saves too little", before, after)
             return messages
         reason = "fit" if must_fit else ("requested" if force else "threshold")
@@ -221,8 +221,17 @@ class CompressorEngine(ContextEngine):
         kept_size = self.estimate_message(earlier[-1]) if earlier else 0
         if self._pays(before, before - replaceable + kept_size):
             return True
-        self.state.retry_above = int(before * (1 + self.config.min_saving))
+        self.state.retry_above = self._retry_line(before, replaceable - kept_size)
         return False
+
+    def _retry_line(self, before: int, saving: int) -> int:
+        """The prompt size at which a cut that saves `saving` of `before` now would reach
+        context.min_saving, counting growth as replaceable (new messages push older ones out
+        of the tail); never later than min_saving of growth. A near miss is retried as soon
+        as it pays, instead of after the history grew by a fifth with nothing done."""
+        share = self.config.min_saving
+        needed = (share * before - max(0, saving)) / (1 - share) if share < 1 else before
+        return before + max(1, min(int(needed) + 1, int(before * share)))
 
     def _choose_bounds(self, messages: list[Message], *, force: bool) -> Any:
         """The largest tail whose rebuilt history is predicted to land under the
