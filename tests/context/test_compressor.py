@@ -275,6 +275,17 @@ def test_proactive_prune_is_on_by_default_and_scaled_to_the_window():
     assert off.prune_tool_results_only(msgs, 100_000) is None
 
 
+def test_a_prune_reclaims_at_least_the_tail_it_makes_the_provider_read_again():
+    """A prune breaks the cached prefix where it cuts; the tail after it is sent again
+    uncached. Reclaiming less than that costs more than it saves."""
+    config = ContextConfig(tail_tokens=8_000, output_reserve_tokens=1000)
+    eng = CompressorEngine(config=config, context_window=32_000)
+    few = conversation(12)  # ~3 results older than an 8,000-token tail
+    assert eng.prune_tool_results_only(few, eng.threshold_tokens) is None
+    many = conversation(30)
+    assert eng.prune_tool_results_only(many, eng.threshold_tokens) is not None
+
+
 def test_proactive_prune_is_rare_and_batched():
     msgs = conversation(30)
     eng = engine(

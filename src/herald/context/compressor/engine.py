@@ -280,7 +280,9 @@ class CompressorEngine(ContextEngine):
             argument_max_chars=self.config.tool_argument_max_chars,
         )
         reclaimed = int(outcome.reclaimed_chars / CHARS_PER_TOKEN)
-        if reclaimed < min_reclaim:
+        # The cache breaks where the first stub goes, and the tail after it is read again
+        # uncached: a prune that reclaims less than that costs more than it saves.
+        if reclaimed < max(min_reclaim, self.tail_budget):
             return None
         self.state.prune_rearm_at = prompt_tokens - reclaimed + rearm_growth
         return outcome.messages
