@@ -280,10 +280,23 @@ def test_a_prune_reclaims_at_least_the_tail_it_makes_the_provider_read_again():
     uncached. Reclaiming less than that costs more than it saves."""
     config = ContextConfig(tail_tokens=8_000, output_reserve_tokens=1000)
     eng = CompressorEngine(config=config, context_window=32_000)
+    low = eng.threshold_tokens // 2  # over the prune line, under where compression lands
     few = conversation(12)  # ~3 results older than an 8,000-token tail
-    assert eng.prune_tool_results_only(few, eng.threshold_tokens) is None
-    many = conversation(30)
-    assert eng.prune_tool_results_only(many, eng.threshold_tokens) is not None
+    assert eng.prune_tool_results_only(few, low) is None
+    assert eng.prune_tool_results_only(conversation(30), low) is not None
+
+
+def test_near_the_threshold_prune_uses_the_narrower_tail_compression_would_keep():
+    """With the default tail on a small window, what lies outside the full tail is too
+    little to prune, so compression summarized it every few results; past the point where
+    a compression lands, output older than the narrower tail is stubbed instead."""
+    config = ContextConfig(tail_tokens=8_000, output_reserve_tokens=1000)
+    eng = CompressorEngine(config=config, context_window=32_000)
+    msgs = conversation(12)[:-2]  # mid-turn: the newest result is unread
+    pruned = eng.prune_tool_results_only(msgs, eng.threshold_tokens)
+    assert pruned is not None and not transcript_problems(pruned)
+    assert pruned[-2:] == msgs[-2:]  # the newest call and its result are whole
+    assert sum((m.content or "").startswith(PRUNED_MARK) for m in pruned) >= 6
 
 
 def test_proactive_prune_is_rare_and_batched():

@@ -266,23 +266,32 @@ class CompressorEngine(ContextEngine):
         line, min_reclaim, rearm_growth = self._prune_lines()
         if not cfg.enabled or prompt_tokens < max(line, self.state.prune_rearm_at):
             return None
-        bounds = choose_boundaries(
-            messages, tail_budget_tokens=self.tail_budget, estimate=self.estimate_message
-        )
-        if bounds is None:
-            # No tail boundary: the whole history is head and tail, and its newest tool
-            # results have not been read by the model yet. Nothing may be pruned.
-            return None
-        outcome = prune_tool_results(
-            messages,
-            protect_from=bounds.tail_start,
-            keep_chars=self.config.tool_result_keep_chars,
-            argument_max_chars=self.config.tool_argument_max_chars,
-        )
-        reclaimed = int(outcome.reclaimed_chars / CHARS_PER_TOKEN)
-        # The cache breaks where the first stub goes, and the tail after it is read again
-        # uncached: a prune that reclaims less than that costs more than it saves.
-        if reclaimed < max(min_reclaim, self.tail_budget):
+        # The tail compression keeps, then, once the prompt is past where a compression
+        # lands, the narrower tail it falls back to (see _choose_bounds): output that a
+        # compression would soon summarize anyway is stubbed instead, with no model call.
+        budgets = [self.tail_budget]
+        if prompt_tokens >= self.threshold_tokens * self.config.target_fraction:
+            budgets.append(self.tail_budget // 4)
+        for budget in budgets:
+            bounds = choose_boundaries(
+                messages, tail_budget_tokens=budget, estimate=self.estimate_message
+            )
+            if bounds is None:
+                # No tail boundary: the whole history is head and tail, and its newest
+                # tool results have not been read by the model yet. Nothing is pruned.
+                continue
+            outcome = prune_tool_results(
+                messages,
+                protect_from=bounds.tail_start,
+                keep_chars=self.config.tool_result_keep_chars,
+                argument_max_chars=self.config.tool_argument_max_chars,
+            )
+            reclaimed = int(outcome.reclaimed_chars / CHARS_PER_TOKEN)
+            # The cache breaks where the first stub goes, and the tail after it is read
+            # again uncached: a prune that reclaims less than that costs more than it saves.
+            if reclaimed >= max(min_reclaim, budget):
+                break
+        else:
             return None
         self.state.prune_rearm_at = prompt_tokens - reclaimed + rearm_growth
         return outcome.messages
