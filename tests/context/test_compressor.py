@@ -76,7 +76,7 @@ def engine(summarizer=None, *, window=32_000, clock=None, **cfg) -> CompressorEn
 
 
 def test_threshold_fraction_depends_on_window_size():
-    assert engine(window=100_000).threshold_tokens == 60_000 - 1000
+    assert engine(window=100_000).threshold_tokens == 40_000 - 1000
     assert engine(window=1_000_000).threshold_tokens == 500_000 - 1000
 
 

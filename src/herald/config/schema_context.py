@@ -29,7 +29,7 @@ class ContextConfig(StrictModel):
     engine: str = Field("compressor", description="the active context engine")
     large_window_tokens: int = Field(512_000, gt=0, description="windows this big or more…")
     large_window_threshold: float = Field(0.5, gt=0, lt=1, description="…compress at this fraction")
-    threshold: float = Field(0.6, gt=0, lt=1, description="compress at this fraction otherwise")
+    threshold: float = Field(0.4, gt=0, lt=1, description="compress at this fraction otherwise")
     output_reserve_tokens: int = Field(8_192, ge=0, description="kept free for the answer")
     tail_tokens: int = Field(12_000, gt=0, description="recent messages kept verbatim")
     tail_fraction: float = Field(0.25, gt=0, lt=1, description="tail cap as a fraction of window")
