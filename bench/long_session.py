@@ -9,8 +9,8 @@ can reuse). The prompt is rendered in the order providers cache it: tools,
 then system, then messages.
 
 With --resume every turn runs in a new Agent that resumes the session (as a new
-process would: the multi-turn scenario of issue 15); --prune turns on
-`context.prune` with the given threshold in tokens; --tail sets
+process would: the multi-turn scenario of issue 15); pruning of read tool output is
+on by default, and --prune sets its line in tokens (with batch sizes to match); --tail sets
 `context.tail_tokens` (how deep a compression cuts). `--deferred` prints the
 bytes per request of the default CLI tools with and without deferred schemas.
 
@@ -91,7 +91,9 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--window", type=int, default=32_000)
     parser.add_argument("--resume", action="store_true", help="a new Agent per turn")
-    parser.add_argument("--prune", type=int, default=0, help="context.prune above N tokens")
+    parser.add_argument(
+        "--prune", type=int, default=0, help="prune read tool output above N tokens"
+    )
     parser.add_argument("--tail", type=int, default=3000, help="context.tail_tokens")
     parser.add_argument("--threshold", type=float, default=None, help="context.threshold")
     parser.add_argument("--target", type=float, default=None, help="context.target_fraction")

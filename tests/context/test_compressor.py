@@ -17,6 +17,7 @@ from herald.context.compressor import (
     merge_sections,
     parse_sections,
     prune_tool_results,
+    summary_message_text,
 )
 from herald.context.tokens import estimate_message_tokens
 from herald.providers.message import Message, from_api_messages
@@ -75,7 +76,7 @@ def engine(summarizer=None, *, window=32_000, clock=None, **cfg) -> CompressorEn
 
 
 def test_threshold_fraction_depends_on_window_size():
-    assert engine(window=100_000).threshold_tokens == 60_000 - 1000
+    assert engine(window=100_000).threshold_tokens == 40_000 - 1000
     assert engine(window=1_000_000).threshold_tokens == 500_000 - 1000
 
 
@@ -254,9 +255,52 @@ def test_phase1_prunes_outside_the_tail_only():
     assert not transcript_problems(out)
 
 
-def test_proactive_prune_is_off_by_default_then_rare_and_batched():
+def test_proactive_prune_is_on_by_default_and_scaled_to_the_window():
+    """Tool output the model has read and that left the tail is cut to one-line stubs
+    before a summary is needed; on a small window the line (60K tokens) is lowered to
+    half the compression threshold, and what it must reclaim shrinks with it."""
     msgs = conversation(30)
-    assert engine(None).prune_tool_results_only(msgs, 100_000) is None
+    small = engine(None)  # a 32K window
+    line = small.threshold_tokens // 2
+    assert line < 10_000
+    assert small.prune_tool_results_only(msgs, line - 100) is None
+    pruned = small.prune_tool_results_only(msgs, line + 100)
+    assert pruned is not None and not transcript_problems(pruned)
+    assert sum((m.content or "").startswith(PRUNED_MARK) for m in pruned) >= 25
+    assert pruned[-1] is msgs[-1]  # the tail (here the new request) is kept as it was
+    large = engine(None, window=1_000_000)  # the configured line holds where it is lower
+    assert large.prune_tool_results_only(msgs, 59_000) is None
+    assert large.prune_tool_results_only(msgs, 61_000) is not None
+    off = engine(None, prune=PruneConfig(enabled=False))
+    assert off.prune_tool_results_only(msgs, 100_000) is None
+
+
+def test_a_prune_reclaims_at_least_the_tail_it_makes_the_provider_read_again():
+    """A prune breaks the cached prefix where it cuts; the tail after it is sent again
+    uncached. Reclaiming less than that costs more than it saves."""
+    config = ContextConfig(tail_tokens=8_000, output_reserve_tokens=1000)
+    eng = CompressorEngine(config=config, context_window=32_000)
+    low = eng.threshold_tokens // 2  # over the prune line, under where compression lands
+    few = conversation(12)  # ~3 results older than an 8,000-token tail
+    assert eng.prune_tool_results_only(few, low) is None
+    assert eng.prune_tool_results_only(conversation(30), low) is not None
+
+
+def test_near_the_threshold_prune_uses_the_narrower_tail_compression_would_keep():
+    """With the default tail on a small window, what lies outside the full tail is too
+    little to prune, so compression summarized it every few results; past the point where
+    a compression lands, output older than the narrower tail is stubbed instead."""
+    config = ContextConfig(tail_tokens=8_000, output_reserve_tokens=1000)
+    eng = CompressorEngine(config=config, context_window=32_000)
+    msgs = conversation(12)[:-2]  # mid-turn: the newest result is unread
+    pruned = eng.prune_tool_results_only(msgs, eng.threshold_tokens)
+    assert pruned is not None and not transcript_problems(pruned)
+    assert pruned[-2:] == msgs[-2:]  # the newest call and its result are whole
+    assert sum((m.content or "").startswith(PRUNED_MARK) for m in pruned) >= 6
+
+
+def test_proactive_prune_is_rare_and_batched():
+    msgs = conversation(30)
     eng = engine(
         None,
         prune=PruneConfig(
@@ -272,6 +316,42 @@ def test_proactive_prune_is_off_by_default_then_rare_and_batched():
         None, prune=PruneConfig(enabled=True, above_tokens=10, min_reclaim_tokens=10**9)
     )
     assert greedy.prune_tool_results_only(msgs, 30_000) is None  # not worth breaking the cache
+
+
+def test_proactive_prune_rearms_after_a_compression():
+    """The re-arm line is measured on the history before a compression; after one the
+    history is small again and grows back, and pruning must work on it again."""
+    eng = engine(
+        lambda m: sections_text(),
+        prune=PruneConfig(
+            enabled=True, above_tokens=10_000, min_reclaim_tokens=1_000, rearm_growth_tokens=5_000
+        ),
+    )
+    assert eng.prune_tool_results_only(conversation(30), 40_000) is not None
+    assert eng.state.prune_rearm_at > 20_000
+    compressed = eng.compress(conversation(30))
+    grown = [
+        m if m.row_id is not None else m.with_row(1000 + i)
+        for i, m in enumerate(compressed + conversation(12)[1:])
+    ]
+    assert eng.prune_tool_results_only(grown, 15_000) is not None
+
+
+@pytest.mark.parametrize("rounds", [1, 2])
+def test_proactive_prune_never_cuts_results_the_model_has_not_read(rounds):
+    """A short history has no tail boundary; its newest results are still unread by the
+    model, so pruning them would replace what the model asked for with a one-liner."""
+    eng = engine(
+        None,
+        prune=PruneConfig(
+            enabled=True, above_tokens=100, min_reclaim_tokens=100, rearm_growth_tokens=100
+        ),
+    )
+    msgs = conversation(rounds, output_chars=11_000)[:-2]  # the turn is still running
+    pruned = eng.prune_tool_results_only(msgs, 30_000)
+    kept = pruned if pruned is not None else msgs
+    newest = [m for m in kept if m.role == "tool"][-1]
+    assert newest.content == msgs[-1].content and not newest.content.startswith(PRUNED_MARK)
 
 
 def test_fallback_and_merge_sections():
@@ -367,3 +447,45 @@ def test_compressing_mid_turn_twice_keeps_roles_alternating_and_the_task():
     assert not transcript_problems(twice)
     summary = next(m.content for m in twice if m.content and SUMMARY_MARK in m.content)
     assert "## Current task\nMigrate every service." in summary
+
+
+def test_no_summary_is_paid_for_when_replacing_the_old_one_cannot_save_enough():
+    """A middle that is mostly the previous summary (pruned tool output leaves little
+    else) shrinks by what is not summary: the new summary takes the old one's place. The
+    summary call is skipped when that cannot reach context.min_saving, instead of being
+    paid for and then discarded."""
+    previous = sections_text(**{"Critical context": "detail " * 500})
+    msgs = [{"role": "user", "content": "Check every number."}]
+    msgs.append({"role": "assistant", "content": summary_message_text(parse_sections(previous))})
+    msgs.append({"role": "user", "content": "Part 2: check the next ones."})
+    for r in range(4):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"p{r}")]})
+        msgs.append({"role": "tool", "tool_call_id": f"p{r}", "content": f"{PRUNED_MARK} ok]"})
+    msgs.append({"role": "assistant", "content": None, "tool_calls": [call("new")]})
+    msgs.append({"role": "tool", "tool_call_id": "new", "content": "7\n" * 5_500})
+    calls: list[list[dict]] = []
+    eng = engine(lambda m: calls.append(m) or previous)
+    history = stored(msgs)
+    assert eng.compress(history) is history
+    assert calls == [] and eng.state.retry_above > 0
+
+
+def test_a_near_miss_is_retried_as_soon_as_it_would_pay():
+    """A compression skipped for saving a little under context.min_saving waits only for
+    the growth that makes it pay, not for the prompt to grow by a fifth."""
+
+    def history(groups: int) -> list[Message]:
+        msgs = [{"role": "user", "content": "Check every number."}]
+        for r in range(groups):
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [call(f"p{r}")]})
+            msgs.append({"role": "tool", "tool_call_id": f"p{r}", "content": "z" * 600})
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [call("new")]})
+        msgs.append({"role": "tool", "tool_call_id": "new", "content": "7\n" * 5500})
+        return stored(msgs)
+
+    eng = engine(lambda m: sections_text())
+    near = history(4)
+    before = eng.estimate(near)
+    assert eng.compress(near) is near  # ~18% of the prompt: under the minimum
+    assert before < eng.state.retry_above < int(before * 1.1)
+    assert eng.estimate(history(5)) >= eng.state.retry_above  # one more group: try again

@@ -8,11 +8,19 @@ from herald.config.strict import StrictModel
 
 
 class PruneConfig(StrictModel):
-    """Proactive pruning: cheap Phase-1-only shrinking above an absolute size, rare and
-    batched so the prompt cache breaks seldom."""
+    """Proactive pruning: tool output the model has read and that has left the tail is cut
+    to one-line stubs (no model call), batched so the prompt cache breaks seldom and late.
+    On a window whose compression threshold is small, the line is lowered to
+    `above_fraction` of it, and the two token amounts below shrink in proportion."""
 
-    enabled: bool = False
+    enabled: bool = True
     above_tokens: int = Field(60_000, gt=0, description="prune when the prompt is above this")
+    above_fraction: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="or above this share of the compression threshold, if that is lower",
+    )
     min_reclaim_tokens: int = Field(8_000, gt=0, description="skip if it would save less")
     rearm_growth_tokens: int = Field(20_000, gt=0, description="growth before pruning again")
 
@@ -21,7 +29,7 @@ class ContextConfig(StrictModel):
     engine: str = Field("compressor", description="the active context engine")
     large_window_tokens: int = Field(512_000, gt=0, description="windows this big or more…")
     large_window_threshold: float = Field(0.5, gt=0, lt=1, description="…compress at this fraction")
-    threshold: float = Field(0.6, gt=0, lt=1, description="compress at this fraction otherwise")
+    threshold: float = Field(0.4, gt=0, lt=1, description="compress at this fraction otherwise")
     output_reserve_tokens: int = Field(8_192, ge=0, description="kept free for the answer")
     tail_tokens: int = Field(12_000, gt=0, description="recent messages kept verbatim")
     tail_fraction: float = Field(0.25, gt=0, lt=1, description="tail cap as a fraction of window")

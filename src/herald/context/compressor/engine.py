@@ -202,7 +202,7 @@ class CompressorEngine(ContextEngine):
         if after >= before or not (force or must_fit or self._pays(before, after)):
             # Never apply a compression that saves nothing (or too little to be worth
             # breaking the cached prefix): the history stays exactly as it was.
-            self.state.retry_above = int(before * (1 + self.config.min_saving))
+            self.state.retry_above = self._retry_line(before, before - after)
             log.info("compression not applied: ~%d -> ~%d tokens saves too little", before, after)
             return messages
         reason = "fit" if must_fit else ("requested" if force else "threshold")
@@ -213,13 +213,25 @@ class CompressorEngine(ContextEngine):
         return before > 0 and (before - after) / before >= self.config.min_saving
 
     def _could_pay(self, before: int, middle: list[Message]) -> bool:
-        """Even a summary of nothing cannot save more than the middle it replaces: when
-        that is under the minimum, skip the summary call altogether."""
+        """A summary cannot save more than the middle it replaces, less the earlier
+        summary it updates (the new one takes its place, about as long): when that is
+        under the minimum, skip the summary call altogether."""
         replaceable = sum(self.estimate_message(m) for m in middle)
-        if self._pays(before, before - replaceable):
+        earlier = [m for m in middle if is_summary(m)]
+        kept_size = self.estimate_message(earlier[-1]) if earlier else 0
+        if self._pays(before, before - replaceable + kept_size):
             return True
-        self.state.retry_above = int(before * (1 + self.config.min_saving))
+        self.state.retry_above = self._retry_line(before, replaceable - kept_size)
         return False
+
+    def _retry_line(self, before: int, saving: int) -> int:
+        """The prompt size at which a cut that saves `saving` of `before` now would reach
+        context.min_saving, counting growth as replaceable (new messages push older ones out
+        of the tail); never later than min_saving of growth. A near miss is retried as soon
+        as it pays, instead of after the history grew by a fifth with nothing done."""
+        share = self.config.min_saving
+        needed = (share * before - max(0, saving)) / (1 - share) if share < 1 else before
+        return before + max(1, min(int(needed) + 1, int(before * share)))
 
     def _choose_bounds(self, messages: list[Message], *, force: bool) -> Any:
         """The largest tail whose rebuilt history is predicted to land under the
@@ -246,27 +258,57 @@ class CompressorEngine(ContextEngine):
     def prune_tool_results_only(
         self, messages: list[Message], prompt_tokens: int | None = None
     ) -> list[Message] | None:
-        """Proactive Phase 1 (off by default): rare, batched, and only when worth it."""
+        """Proactive Phase 1: read tool output outside the tail becomes one-line stubs,
+        rarely, in batches, and only when worth the cache break it costs."""
         cfg = self.config.prune
         if prompt_tokens is None:
             prompt_tokens = self.estimate(messages)
-        if not cfg.enabled or prompt_tokens < max(cfg.above_tokens, self.state.prune_rearm_at):
+        line, min_reclaim, rearm_growth = self._prune_lines()
+        if not cfg.enabled or prompt_tokens < max(line, self.state.prune_rearm_at):
             return None
-        bounds = choose_boundaries(
-            messages, tail_budget_tokens=self.tail_budget, estimate=self.estimate_message
-        )
-        protect_from = bounds.tail_start if bounds else len(messages)
-        outcome = prune_tool_results(
-            messages,
-            protect_from=protect_from,
-            keep_chars=self.config.tool_result_keep_chars,
-            argument_max_chars=self.config.tool_argument_max_chars,
-        )
-        reclaimed = int(outcome.reclaimed_chars / CHARS_PER_TOKEN)
-        if reclaimed < cfg.min_reclaim_tokens:
+        # The tail compression keeps, then, once the prompt is past where a compression
+        # lands, the narrower tail it falls back to (see _choose_bounds): output that a
+        # compression would soon summarize anyway is stubbed instead, with no model call.
+        budgets = [self.tail_budget]
+        if prompt_tokens >= self.threshold_tokens * self.config.target_fraction:
+            budgets.append(self.tail_budget // 4)
+        for budget in budgets:
+            bounds = choose_boundaries(
+                messages, tail_budget_tokens=budget, estimate=self.estimate_message
+            )
+            if bounds is None:
+                # No tail boundary: the whole history is head and tail, and its newest
+                # tool results have not been read by the model yet. Nothing is pruned.
+                continue
+            outcome = prune_tool_results(
+                messages,
+                protect_from=bounds.tail_start,
+                keep_chars=self.config.tool_result_keep_chars,
+                argument_max_chars=self.config.tool_argument_max_chars,
+            )
+            reclaimed = int(outcome.reclaimed_chars / CHARS_PER_TOKEN)
+            # The cache breaks where the first stub goes, and the tail after it is read
+            # again uncached: a prune that reclaims less than that costs more than it saves.
+            if reclaimed >= max(min_reclaim, budget):
+                break
+        else:
             return None
-        self.state.prune_rearm_at = prompt_tokens - reclaimed + cfg.rearm_growth_tokens
+        self.state.prune_rearm_at = prompt_tokens - reclaimed + rearm_growth
         return outcome.messages
+
+    def _prune_lines(self) -> tuple[int, int, int]:
+        """Tokens: the prune line, the least a prune must reclaim, and the growth before the
+        next one. The configured amounts suit large windows; where half the compression
+        threshold (`above_fraction`) is lower, all three shrink in proportion, so a small
+        window prunes before it needs a summary instead of never."""
+        cfg = self.config.prune
+        line = min(cfg.above_tokens, max(1, int(self.threshold_tokens * cfg.above_fraction)))
+        scale = line / cfg.above_tokens
+        return (
+            line,
+            max(1, int(cfg.min_reclaim_tokens * scale)),
+            max(1, int(cfg.rearm_growth_tokens * scale)),
+        )
 
     def status(self) -> dict[str, Any]:
         return {
@@ -316,6 +358,8 @@ class CompressorEngine(ContextEngine):
     def _after_compression(self, before: int, after: int, source: str, reason: str) -> None:
         self.state.compressions += 1
         self.state.retry_above = 0
+        # The prune re-arm line was measured on the history this compression replaced.
+        self.state.prune_rearm_at = 0
         if after >= self.threshold_tokens:
             self.state.misses += 1
             if self.state.misses >= 2:

@@ -78,6 +78,22 @@ def _text(msg: Message) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _clean_text(msg: Message) -> str:
+    """The stored text: an untrusted result is sent fenced, but its stub is made from
+    the words themselves, then fenced again (`_stub`)."""
+    content = msg.content
+    return content if isinstance(content, str) else ""
+
+
+def _stub(msg: Message, text: str) -> Message:
+    """`msg` with `text` in place of its content, a new row (evolve drops the row id);
+    an untrusted one keeps its label and is sent inside the fence."""
+    from herald.safety.provenance import fence, source_of  # loaded once pruning happens
+
+    source = source_of(msg.provenance)
+    return msg.evolve(content=text, api_content=fence(text, source) if source else None)
+
+
 def _content_len(msg: Message) -> int:
     return len(_text(msg)) + sum(len(call.arguments or "") for call in msg.tool_calls)
 
@@ -95,12 +111,12 @@ def prune_tool_results(
     latest_output: dict[str, int] = {}  # content -> index of its newest copy
     for i, msg in enumerate(messages):
         if msg.role == "tool":
-            latest_output[_text(msg)] = i
+            latest_output[_clean_text(msg)] = i
     for i, msg in enumerate(messages):
         if i >= protect_from:
             out.append(msg)
             continue
-        content = _text(msg)
+        content = _clean_text(msg)
         if msg.role == "tool" and not content.startswith(PRUNED_MARK):
             tool, args = calls.get(msg.tool_call_id or "", ("?", {}))
             if latest_output.get(content, i) > i and len(content) > keep_chars:
@@ -110,10 +126,7 @@ def prune_tool_results(
                 )
             else:
                 new = one_line_summary(tool, args, content, keep_chars)
-            # A changed message is a new row (evolve drops the row id).
-            out.append(
-                msg.evolve(content=new, api_content=None) if len(new) < len(content) else msg
-            )
+            out.append(_stub(msg, new) if len(new) < len(content) else msg)
             continue
         if msg.role == "assistant" and msg.tool_calls:
             trimmed, changed = [], False
