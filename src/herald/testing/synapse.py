@@ -15,6 +15,7 @@ session-scoped fixture) and give each test users and rooms of its own.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import contextlib
 import hashlib
@@ -24,11 +25,15 @@ import os
 import secrets
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -162,7 +167,44 @@ class SynapseServer:
             detail = error.read().decode(errors="replace")[:300]
             raise RuntimeError(f"{method} {path}: {error.code} {detail}") from None
 
-    # -- internals --------------------------------------------------------------------------
+    def send(self, user: MatrixUser, room_id: str, event_type: str, content: dict[str, Any]) -> str:
+        """`user` sends an event into `room_id`; its event id."""
+        room = urllib.parse.quote(room_id)
+        path = f"/_matrix/client/v3/rooms/{room}/send/{event_type}/{uuid.uuid4().hex}"
+        return str(self.request("PUT", path, content, token=user.access_token)["event_id"])
+
+    def upload(self, user: MatrixUser, name: str, mime: str, data: bytes) -> str:
+        """`data` into the media repository as `user`; its mxc:// URI."""
+        query = urllib.parse.urlencode({"filename": name})
+        request = urllib.request.Request(
+            f"{self.url}/_matrix/media/v3/upload?{query}", data=data, method="POST"
+        )
+        request.add_header("Content-Type", mime)
+        request.add_header("Authorization", f"Bearer {user.access_token}")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return str(json.loads(response.read())["content_uri"])
+
+    def events(self, room_id: str, sender: str | None = None) -> list[dict[str, Any]]:
+        """The events of `room_id` (from `sender`) as the homeserver stored them, oldest
+        first, read from its database: what reached the server, whatever any client shows."""
+        query = (
+            "SELECT j.json FROM events e JOIN event_json j ON j.event_id = e.event_id"
+            " WHERE e.room_id = ?"
+            + (" AND e.sender = ?" if sender else "")
+            + " ORDER BY e.stream_ordering"
+        )
+        args = (room_id, sender) if sender else (room_id,)
+        with contextlib.closing(sqlite3.connect(self.database, timeout=30)) as db:
+            rows = db.execute(query, args).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    def media(self, mxc: str) -> bytes:
+        """A local upload's bytes, from the media store."""
+        media_id = mxc.rsplit("/", 1)[-1]
+        path = self.root / "media" / "local_content" / media_id[:2] / media_id[2:4] / media_id[4:]
+        return path.read_bytes()
+
+    # -- internals ----------------------------------------------------------------------------
 
     def _log_tail(self) -> str:
         texts = []
@@ -230,4 +272,40 @@ class SynapseServer:
         (r / "hs.yaml").write_text(json.dumps(config, indent=1))
 
 
-__all__ = ["SERVER_NAME", "MatrixUser", "SynapseServer", "SynapseUnavailable"]
+_shared: SynapseServer | SynapseUnavailable | None = None
+
+
+def shared_synapse() -> SynapseServer:
+    """One Synapse for this process (a test worker), started on first use and removed
+    when the process exits; tests make users and rooms of their own on it. Raises
+    `SynapseUnavailable` (every time, after one try) when it cannot start."""
+    global _shared
+    if isinstance(_shared, SynapseUnavailable):
+        raise _shared
+    if _shared is None:
+        root = Path(tempfile.mkdtemp(prefix="herald-synapse-"))
+        server = SynapseServer(root)
+        try:
+            server.start()
+        except SynapseUnavailable as exc:
+            shutil.rmtree(root, ignore_errors=True)
+            _shared = exc
+            raise
+        atexit.register(server.remove)
+        _shared = server
+    return _shared
+
+
+def unique(prefix: str) -> str:
+    """A user name no other test on the shared server has."""
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+__all__ = [
+    "SERVER_NAME",
+    "MatrixUser",
+    "SynapseServer",
+    "SynapseUnavailable",
+    "shared_synapse",
+    "unique",
+]

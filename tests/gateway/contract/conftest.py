@@ -23,6 +23,7 @@ HARNESSES: dict[str, tuple[str, str, str]] = {
     "signal": ("signal_harness", "SignalHarness", "httpx"),
     "discord": ("discord_harness", "DiscordHarness", "discord"),
     "slack": ("slack_harness", "SlackHarness", "slack_bolt"),
+    "matrix": ("matrix_harness", "MatrixHarness", "mautrix"),
 }
 
 

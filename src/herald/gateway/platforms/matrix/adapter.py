@@ -47,7 +47,6 @@ from herald.gateway.platforms.matrix.events import Incoming, parse_message, pars
 from herald.gateway.platforms.matrix.media import describe_media, upload_content
 from herald.gateway.platforms.matrix.stores import (
     SyncPosition,
-    forget_device,
     open_database,
     pickle_key,
     prepare_folder,
@@ -138,9 +137,9 @@ class MatrixAdapter(PlatformAdapter):
         folder = prepare_folder(self._store_dir)
         self._position = SyncPosition.load(folder)
         api = HTTPAPI(base_url=self._secrets.homeserver, token=self._secrets.access_token or "")
-        state_db = await open_database(folder / "state.db", PgStateStore.upgrade_table)
-        self._databases.append(state_db)
-        state_store = PgStateStore(state_db)
+        database = await open_database(folder / "store.db", PgStateStore.upgrade_table)
+        self._databases.append(database)
+        state_store = PgStateStore(database)
         client = Client(mxid=self.user_id, api=api, state_store=state_store)
         self._client = client
         try:
@@ -159,7 +158,7 @@ class MatrixAdapter(PlatformAdapter):
             raise
         machine = None
         if self.config.encryption:
-            machine = await self._start_crypto(client, folder, state_store)
+            machine = await self._start_crypto(client, folder, database, state_store)
         self._crypto = RoomCrypto(client, machine, state_store)
         with contextlib.suppress(Exception):
             self._display_name = await client.get_displayname(client.mxid)
@@ -188,18 +187,24 @@ class MatrixAdapter(PlatformAdapter):
             client.device_id = answer.device_id
         self.device_id = str(client.device_id)
         if position.device_id and position.device_id != self.device_id:
-            forget_device(self._store_dir)
             position.next_batch = None  # a new device starts with a fresh sync
         position.device_id = self.device_id
         position.save()
 
-    async def _start_crypto(self, client: Any, folder: Path, state_store: Any) -> Any:
+    async def _start_crypto(
+        self, client: Any, folder: Path, database: Any, state_store: Any
+    ) -> Any:
         from mautrix.crypto import PgCryptoStore
 
-        crypto_db = await open_database(folder / "crypto.db", PgCryptoStore.upgrade_table)
-        self._databases.append(crypto_db)
-        store = PgCryptoStore(account_id=self.user_id, pickle_key=pickle_key(folder), db=crypto_db)
+        # One database: the crypto store reads the state store's member tables.
+        await PgCryptoStore.upgrade_table.upgrade(database)
+        store = PgCryptoStore(account_id=self.user_id, pickle_key=pickle_key(folder), db=database)
         await store.open()
+        stored = await store.get_device_id()
+        if stored and stored != client.device_id:
+            # A new access token with a new device: the old device's keys cannot serve it.
+            log.warning("matrix: the device changed (%s -> %s); new keys", stored, client.device_id)
+            await store.delete()
         await store.put_device_id(client.device_id)
         return await start_machine(client, store, state_store)
 

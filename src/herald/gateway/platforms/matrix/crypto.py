@@ -133,6 +133,7 @@ class RoomCrypto:
                     f"cross-signed ({trust})" if signed else "unverified (not cross-signed)"
                 )
         except Exception as exc:  # a status line must not take the adapter down
+            log.warning("matrix: no verification state: %r", exc)
             state["trust"] = f"unknown ({type(exc).__name__})"
         return state
 

@@ -1,10 +1,9 @@
 """What the Matrix adapter keeps on disk, under ``<home>/matrix/`` (or `store_dir`):
 
-- ``state.db``: mautrix's room state store (members, whether a room is encrypted) on
-  SQLite through ``mautrix.util.async_db``;
-- ``crypto.db``: the Olm account, Olm and Megolm sessions and the device lists
-  (mautrix's `PgCryptoStore`, which also runs on SQLite), encrypted at rest with
-  ``pickle.key``;
+- ``store.db`` (SQLite through ``mautrix.util.async_db``): mautrix's room state store
+  (members, whether a room is encrypted) and its crypto store (`PgCryptoStore`: the Olm
+  account, Olm and Megolm sessions, device lists), the Olm pickles encrypted with
+  ``pickle.key``; one database, because the crypto store reads the member tables;
 - ``sync.json``: the sync token, written only after every event of a sync response was
   recorded in the inbound ledger, and the device the stores belong to.
 
@@ -78,12 +77,4 @@ async def open_database(path: Path, upgrade_table: Any) -> Any:
     return database
 
 
-def forget_device(folder: Path) -> None:
-    """The account's device changed (a new access token): the crypto store belongs to the
-    old device and cannot be used for the new one; start a fresh one."""
-    for name in ("crypto.db", "crypto.db-wal", "crypto.db-shm"):
-        (folder / name).unlink(missing_ok=True)
-    log.warning("matrix: the device changed; the old device's crypto store was set aside")
-
-
-__all__ = ["SyncPosition", "forget_device", "open_database", "pickle_key", "prepare_folder"]
+__all__ = ["SyncPosition", "open_database", "pickle_key", "prepare_folder"]
