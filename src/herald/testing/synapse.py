@@ -188,7 +188,7 @@ class SynapseServer:
         """The events of `room_id` (from `sender`) as the homeserver stored them, oldest
         first, read from its database: what reached the server, whatever any client shows."""
         query = (
-            "SELECT j.json FROM events e JOIN event_json j ON j.event_id = e.event_id"
+            "SELECT e.event_id, j.json FROM events e JOIN event_json j ON j.event_id = e.event_id"
             " WHERE e.room_id = ?"
             + (" AND e.sender = ?" if sender else "")
             + " ORDER BY e.stream_ordering"
@@ -196,7 +196,7 @@ class SynapseServer:
         args = (room_id, sender) if sender else (room_id,)
         with contextlib.closing(sqlite3.connect(self.database, timeout=30)) as db:
             rows = db.execute(query, args).fetchall()
-        return [json.loads(row[0]) for row in rows]
+        return [{**json.loads(row[1]), "event_id": row[0]} for row in rows]
 
     def media(self, mxc: str) -> bytes:
         """A local upload's bytes, from the media store."""
