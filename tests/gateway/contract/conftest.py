@@ -49,8 +49,10 @@ async def gateway(
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
 
-    async def start(gateway: dict[str, Any] | None = None) -> Gateway:
-        settings = contract_settings(harness, tmp_path / "home", fake_llm, workdir, gateway)
+    async def start(
+        gateway: dict[str, Any] | None = None, extra: dict[str, Any] | None = None
+    ) -> Gateway:
+        settings = contract_settings(harness, tmp_path / "home", fake_llm, workdir, gateway, extra)
         running = await Gateway(settings).start()
         started.append(running)
         return running

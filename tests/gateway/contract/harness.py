@@ -234,6 +234,7 @@ def contract_settings(
     fake_llm: FakeLLMServer,
     workdir: Path,
     gateway: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Settings:
     fake_llm.set_handler(script)
     config = merge(
@@ -255,7 +256,8 @@ def contract_settings(
             },
         },
     )
-    return make_home(root, merge(config, {"gateway": gateway or {}}), harness.env())
+    config = merge(config, {"gateway": gateway or {}})
+    return make_home(root, merge(config, extra or {}), harness.env())
 
 
 class Gateway:
