@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ class Seen:
     body: str
     was_encrypted: bool
     event_id: str = ""
+    content: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 class SecondDevice:
@@ -77,6 +78,7 @@ class SecondDevice:
                 str(event.content.body),
                 encrypted,
                 str(event.event_id),
+                event.content.serialize(),
             )
         )
 

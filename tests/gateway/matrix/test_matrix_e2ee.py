@@ -13,9 +13,12 @@ from pathlib import Path
 import pytest
 from harness import StartGateway
 from matrix_harness import MatrixHarness
+from mautrix.crypto.attachments import decrypt_attachment
 from second_device import SecondDevice
 
 pytestmark = pytest.mark.slow
+
+REPORT = b"date,value\n2026-12-01,42\n" + bytes(range(256))
 
 
 @pytest.fixture
@@ -35,7 +38,7 @@ def bot_event_types(harness: MatrixHarness) -> list[str]:
 async def test_a_reply_in_an_encrypted_room_is_encrypted_and_decrypts_on_the_owners_device(
     harness: MatrixHarness, gateway: StartGateway, tmp_path: Path
 ) -> None:
-    await gateway()
+    running = await gateway()
     device = await SecondDevice(harness.synapse.url, harness.owner_user, tmp_path / "dev").start()
     try:
         await device.say(harness.dm, "hello WORD-secret")
@@ -52,6 +55,17 @@ async def test_a_reply_in_an_encrypted_room_is_encrypted_and_decrypts_on_the_own
             {"m.relates_to": {"rel_type": "m.annotation", "event_id": prompt, "key": "👍"}},
         )
         await device.wait_for("The answer is 42.")
+        # a file: uploaded as ciphertext, its key inside the encrypted event
+        (Path(running.settings.config.gateway.cwd) / "report.csv").write_bytes(REPORT)
+        await device.say(harness.dm, "please SENDFILE report.csv")
+        upload = await device.wait_for("your file")
+        assert upload.was_encrypted and "url" not in upload.content
+        info = upload.content["file"]
+        stored = harness.synapse.media(info["url"])
+        assert REPORT not in stored  # the homeserver holds ciphertext only
+        assert decrypt_attachment(
+            stored, info["key"]["k"], info["hashes"]["sha256"], info["iv"]
+        ) == (REPORT)
     finally:
         await device.stop()
     stored = harness.bot_events("dm")
