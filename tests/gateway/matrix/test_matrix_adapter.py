@@ -112,6 +112,40 @@ async def test_a_reaction_answers_only_the_newest_request_of_its_room(setup: Set
         await adapter.disconnect()
 
 
+def joined(setup: Setup) -> list[str]:
+    answer = setup.synapse.request(
+        "GET", "/_matrix/client/v3/joined_rooms", token=setup.bot.access_token
+    )
+    return list(answer["joined_rooms"])
+
+
+async def test_invitations_are_accepted_from_allowed_users_only(setup: Setup) -> None:
+    adapter, sink = setup.adapter(), RecordingSink()
+    await adapter.connect(sink)
+    try:
+        stranger = setup.synapse.register(unique("eve"))
+        create = "/_matrix/client/v3/createRoom"
+        theirs = setup.synapse.request(
+            "POST", create, {"invite": [setup.bot.user_id]}, token=stranger.access_token
+        )["room_id"]
+        ours = setup.synapse.request(
+            "POST", create, {"invite": [setup.bot.user_id]}, token=setup.owner.access_token
+        )["room_id"]
+        for _ in range(600):
+            if ours in joined(setup):
+                break
+            await asyncio.sleep(0.05)
+        assert ours in joined(setup)
+        # a later sync than both invitations: by then the stranger's was decided too
+        setup.synapse.send(
+            setup.owner, setup.room, "m.room.message", {"msgtype": "m.text", "body": "hi"}
+        )
+        await sink.wait(1)
+        assert theirs not in joined(setup)
+    finally:
+        await adapter.disconnect()
+
+
 async def test_streaming_edits_are_folded_within_the_interval(setup: Setup) -> None:
     adapter = setup.adapter(edit_interval_seconds=0.5)
     await adapter.connect(RecordingSink())
