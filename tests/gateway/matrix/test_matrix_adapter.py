@@ -146,6 +146,38 @@ async def test_invitations_are_accepted_from_allowed_users_only(setup: Setup) ->
         await adapter.disconnect()
 
 
+async def test_what_was_said_before_herald_joined_is_not_answered(setup: Setup) -> None:
+    """A room Herald is invited into later: its first sync of that room brings recent
+    history, which is not addressed to it now."""
+    adapter, sink = setup.adapter(), RecordingSink()
+    await adapter.connect(sink)
+    try:
+        owner = setup.owner
+        room = setup.synapse.request(
+            "POST", "/_matrix/client/v3/createRoom", {}, token=owner.access_token
+        )["room_id"]
+        old: dict[str, Any] = {"msgtype": "m.text", "body": "old WORD-before"}
+        old["m.mentions"] = {"user_ids": [setup.bot.user_id]}
+        setup.synapse.send(owner, room, "m.room.message", old)
+        setup.synapse.request(
+            "POST",
+            f"/_matrix/client/v3/rooms/{room}/invite",
+            {"user_id": setup.bot.user_id},
+            token=owner.access_token,
+        )
+        for _ in range(600):
+            if room in joined(setup):
+                break
+            await asyncio.sleep(0.05)
+        new: dict[str, Any] = {"msgtype": "m.text", "body": "new WORD-after"}
+        new["m.mentions"] = {"user_ids": [setup.bot.user_id]}
+        setup.synapse.send(owner, room, "m.room.message", new)
+        (event,) = await sink.wait(1)
+        assert event.text == "new WORD-after"
+    finally:
+        await adapter.disconnect()
+
+
 async def test_streaming_edits_are_folded_within_the_interval(setup: Setup) -> None:
     adapter = setup.adapter(edit_interval_seconds=0.5)
     await adapter.connect(RecordingSink())

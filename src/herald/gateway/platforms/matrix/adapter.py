@@ -297,7 +297,7 @@ class MatrixAdapter(PlatformAdapter):
         for room_id, room in (rooms.get("invite") or {}).items():
             await self._invited(room_id, room)
         for room_id, room in (rooms.get("join") or {}).items():
-            for raw in (room.get("timeline") or {}).get("events") or []:
+            for raw in self._since_joining((room.get("timeline") or {}).get("events") or []):
                 raw["room_id"] = room_id
                 try:
                     await self._take(raw, catching_up)
@@ -305,6 +305,21 @@ class MatrixAdapter(PlatformAdapter):
                     raise
                 except Exception:
                     log.exception("matrix: an event in %s could not be handled", room_id)
+
+    def _since_joining(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """A room's timeline from Herald's own join on, when the join is in it: the first
+        sync of a newly joined room brings recent history, said before Herald was there."""
+        for index in range(len(events) - 1, -1, -1):
+            event = events[index]
+            if (
+                event.get("type") == "m.room.member"
+                and event.get("state_key") == self.user_id
+                and (event.get("content") or {}).get("membership") == "join"
+                and ((event.get("unsigned") or {}).get("prev_content") or {}).get("membership")
+                != "join"  # a profile change is a join event too
+            ):
+                return events[index + 1 :]
+        return events
 
     async def _invited(self, room_id: str, room: dict[str, Any]) -> None:
         events = (room.get("invite_state") or {}).get("events") or []
