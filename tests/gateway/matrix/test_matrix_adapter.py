@@ -14,7 +14,7 @@ import pytest
 
 from herald.config.schema_matrix import MatrixPlatformConfig
 from herald.gateway.contracts import Button, MessageEvent
-from herald.gateway.platforms.matrix.adapter import MatrixAdapter
+from herald.gateway.platforms.matrix.adapter import UNREADABLE, MatrixAdapter
 from herald.gateway.platforms.matrix.config import MatrixSecrets
 from herald.testing.synapse import (
     MatrixUser,
@@ -91,6 +91,14 @@ async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
     yield Setup(synapse, bot, owner, room, tmp_path / "matrix")
 
 
+async def synced(adapter: MatrixAdapter) -> None:
+    for _ in range(600):
+        if adapter.health.assess().last_receive is not None:
+            return
+        await asyncio.sleep(0.05)
+    raise TimeoutError("the adapter never finished a sync")
+
+
 def react(setup: Setup, target: str, key: str) -> None:
     relation = {"rel_type": "m.annotation", "event_id": target, "key": key}
     setup.synapse.send(setup.owner, setup.room, "m.reaction", {"m.relates_to": relation})
@@ -99,6 +107,7 @@ def react(setup: Setup, target: str, key: str) -> None:
 async def test_a_reaction_answers_only_the_newest_request_of_its_room(setup: Setup) -> None:
     adapter, sink = setup.adapter(), RecordingSink()
     await adapter.connect(sink)
+    await synced(adapter)
     try:
         buttons = [[Button("✅ Allow once", "/approve")], [Button("❌ Deny", "/deny")]]
         first = await adapter.send(setup.room, "⚠️ Approval needed: one", buttons=buttons)
@@ -122,6 +131,7 @@ def joined(setup: Setup) -> list[str]:
 async def test_invitations_are_accepted_from_allowed_users_only(setup: Setup) -> None:
     adapter, sink = setup.adapter(), RecordingSink()
     await adapter.connect(sink)
+    await synced(adapter)
     try:
         stranger = setup.synapse.register(unique("eve"))
         create = "/_matrix/client/v3/createRoom"
@@ -151,6 +161,7 @@ async def test_what_was_said_before_herald_joined_is_not_answered(setup: Setup) 
     history, which is not addressed to it now."""
     adapter, sink = setup.adapter(), RecordingSink()
     await adapter.connect(sink)
+    await synced(adapter)
     try:
         owner = setup.owner
         room = setup.synapse.request(
@@ -174,6 +185,36 @@ async def test_what_was_said_before_herald_joined_is_not_answered(setup: Setup) 
         setup.synapse.send(owner, room, "m.room.message", new)
         (event,) = await sink.wait(1)
         assert event.text == "new WORD-after"
+    finally:
+        await adapter.disconnect()
+
+
+async def test_a_message_that_cannot_be_decrypted_is_not_dropped_in_silence(setup: Setup) -> None:
+    adapter, sink = setup.adapter(), RecordingSink()
+    await adapter.connect(sink)
+    await synced(adapter)  # the first sync only catches up: history is not answered
+    try:
+        sealed = {  # a Megolm event whose room key never reaches Herald
+            "algorithm": "m.megolm.v1.aes-sha2",
+            "ciphertext": "AwgAEnACgAkLmt6qF84IK++J7UDH2Za1YVchHyprqTqsg",
+            "device_id": setup.owner.device_id,
+            "sender_key": "IlRMeOPX2e0MurIyfWEucYBRVOEEUMrOHqn/8mLqMjA",
+            "session_id": "X3lUlvLELLYxeTx4yOVu6UDpasGEVO0Jbu+QFnm0cKQ",
+        }
+        asked = setup.synapse.send(setup.owner, setup.room, "m.room.encrypted", sealed)
+        for _ in range(600):
+            said = [
+                e
+                for e in setup.synapse.events(setup.room, setup.bot.user_id)
+                if e["type"] == "m.room.message"
+            ]
+            if said:
+                break
+            await asyncio.sleep(0.05)
+        (told,) = said
+        assert told["content"]["body"] == UNREADABLE
+        assert told["content"]["m.relates_to"]["m.in_reply_to"]["event_id"] == asked
+        assert sink.events == []  # no turn for what could not be read
     finally:
         await adapter.disconnect()
 

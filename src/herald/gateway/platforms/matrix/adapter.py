@@ -61,6 +61,10 @@ MATRIX_MAX_MESSAGE = 16000  # well under the 64 KiB event limit, with room for e
 _KEPT = 200
 _FIRST_BACKOFF = 0.2
 _NOTICE_EVERY = 3600.0
+UNREADABLE = (
+    "🔒 I could not decrypt your message: its room key never reached this device. "
+    "Please send it again."
+)
 _NOTICE = (
     "Herald could not encrypt a reply for this room, so it was not sent. "
     "The owner can see why in Herald's gateway log."
@@ -352,6 +356,8 @@ class MatrixAdapter(PlatformAdapter):
             assert self._crypto is not None
             decrypted = await self._crypto.decrypt(raw)
             if decrypted is None:
+                if not catching_up:
+                    await self._unreadable(raw)
                 return
             raw = {**decrypted, "room_id": raw["room_id"]}
         if catching_up:
@@ -362,6 +368,16 @@ class MatrixAdapter(PlatformAdapter):
             message = parse_message(raw, self.user_id, self._display_name)
             if message is not None:
                 await self._take_message(message, raw)
+
+    async def _unreadable(self, raw: dict[str, Any]) -> None:
+        """An allowed user's message Herald could not decrypt is not dropped in silence:
+        they are told (encrypted, like any reply) to send it again."""
+        sender, event_id = str(raw.get("sender")), str(raw.get("event_id"))
+        if not self._allowed(sender) or self.record_event(self._sink, event_id) == "seen":
+            return
+        relation = (raw.get("content") or {}).get("m.relates_to") or {}
+        thread = relation.get("event_id") if relation.get("rel_type") == "m.thread" else None
+        await self.send(str(raw["room_id"]), UNREADABLE, reply_to=event_id, thread_id=thread)
 
     async def _is_dm(self, room_id: str) -> bool:
         from mautrix.types import RoomID
