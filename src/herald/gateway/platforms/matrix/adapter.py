@@ -44,6 +44,7 @@ from herald.gateway.health import Rhythm
 from herald.gateway.platforms.matrix.config import MatrixSecrets
 from herald.gateway.platforms.matrix.crypto import CannotEncrypt, RoomCrypto, start_machine
 from herald.gateway.platforms.matrix.events import Incoming, parse_message, parse_reaction
+from herald.gateway.platforms.matrix.format import with_html
 from herald.gateway.platforms.matrix.media import describe_media, upload_content
 from herald.gateway.platforms.matrix.stores import (
     SyncPosition,
@@ -467,7 +468,7 @@ class MatrixAdapter(PlatformAdapter):
         if buttons:
             choices, how = reaction_choices(buttons)
             text = f"{text}\n\n{how}"
-        content: dict[str, Any] = {"msgtype": "m.text", "body": text, "m.mentions": {}}
+        content = with_html({"msgtype": "m.text", "body": text, "m.mentions": {}}, text)
         _relate(content, reply_to, thread_id)
         result = await self._put(chat_id, content)
         if result.ok:
@@ -522,7 +523,7 @@ class MatrixAdapter(PlatformAdapter):
                 await asyncio.sleep(wait)
             latest, state[1] = state[1], None
             state[0] = time.monotonic()
-            new = {"msgtype": "m.text", "body": latest, "m.mentions": {}}
+            new = with_html({"msgtype": "m.text", "body": latest, "m.mentions": {}}, latest)
             content = {
                 "msgtype": "m.text",
                 "body": f"* {latest}",
