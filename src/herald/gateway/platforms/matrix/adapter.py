@@ -62,6 +62,7 @@ MATRIX_MAX_MESSAGE = 16000  # well under the 64 KiB event limit, with room for e
 _KEPT = 200
 _FIRST_BACKOFF = 0.2
 _NOTICE_EVERY = 3600.0
+_VERIFICATION_EVERY = 300.0
 UNREADABLE = (
     "🔒 I could not decrypt your message: its room key never reached this device. "
     "Please send it again."
@@ -118,6 +119,7 @@ class MatrixAdapter(PlatformAdapter):
         self._threads: OrderedDict[str, None] = OrderedDict()  # threads Herald answered in
         self._edits: dict[str, tuple[asyncio.Lock, list[Any]]] = {}  # message -> (lock, state)
         self._noticed: dict[str, float] = {}
+        self._verified_at = time.monotonic()  # _open describes it first
 
     # ---- lifecycle --------------------------------------------------------------------
 
@@ -293,6 +295,16 @@ class MatrixAdapter(PlatformAdapter):
             await self._take_sync(client, data, catching_up)
             position.next_batch = data.get("next_batch") or position.next_batch
             position.save()
+            await self._refresh_verification()
+
+    async def _refresh_verification(self) -> None:
+        """The device's verification state for `herald gateway status`, again every few
+        minutes: the owner may have verified or cross-signed it meanwhile."""
+        now = time.monotonic()
+        if self._crypto is None or now - self._verified_at < _VERIFICATION_EVERY:
+            return
+        self._verified_at = now
+        self.health.describe(await self._crypto.verification())
 
     async def _take_sync(self, client: Any, data: dict[str, Any], catching_up: bool) -> None:
         tasks = client.handle_sync(data)  # the state store and the Olm machine
