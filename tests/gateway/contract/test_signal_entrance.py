@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from harness import PlatformHarness
+from harness import PlatformHarness, StartGateway
 from signal_harness import SignalHarness
-
-from conftest import StartGateway
 
 
 @pytest.fixture
