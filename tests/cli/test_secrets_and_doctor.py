@@ -63,9 +63,21 @@ def test_doctor_lists_every_entrance_and_judges_its_secret(isolated_env: Path, f
             "webhook": {"enabled": True, "port": 9102, "secret": "bar-secret"},
             "web": {"enabled": True, "port": 9103},
             "telegram": {"enabled": False},
+            "matrix": {
+                "enabled": True,
+                "homeserver": "http://matrix.example.org",
+                "user_id": "@herald:example.org",
+                "access_token": "${MT}",
+                "allowed_users": ["@me:example.org"],
+            },
         }
     }
-    make_home(isolated_env, config, {"K": API_KEY, "HERALD_MCP_TOKEN": web_token})
+    env = {
+        "K": API_KEY,
+        "HERALD_MCP_TOKEN": web_token,
+        "MT": "syt_aGVyYWxk_vHatzNXEQygcMuKHqTRr_0PEec4",
+    }
+    make_home(isolated_env, config, env)
     proc = run_cli("doctor", "--offline")
     out = proc.stdout
     assert proc.returncode == 1  # a failing entrance is a failure
@@ -80,6 +92,8 @@ def test_doctor_lists_every_entrance_and_judges_its_secret(isolated_env: Path, f
     mcp = lines["✗ entrance mcp http"]
     assert "reused with the web chat login token" in mcp
     assert "outbound only" in lines["✓ entrance telegram"]
+    matrix = lines["! entrance matrix"]  # a token over plain HTTP to another host
+    assert "plain HTTP" in matrix and "encryption on" in matrix
     for secret in (API_KEY, web_token, "bar-secret"):
         assert secret not in out.replace("is a placeholder", "")
 

@@ -91,6 +91,7 @@ POSITIVES = [
         "A0123456789-1234567890123",
         "vendor_token",
     ),
+    ("syt_aGVyYWxk_vHatzNXEQygcMuKHqTRr_0PEec4", "vHatzNXEQygcMuKHqTRr", "vendor_token"),
     ("fw_3ZabcdefGHIJKLmnopqrstuvWX", "3ZabcdefGHIJKLmnop", "vendor_token"),
     ("fpk_0123456789abcdef0123456789abcdef", "0123456789abcdef01234", "vendor_token"),
     ("tvly-dev-AbCdEfGhIjKlMnOpQrStUvWxYz012345", "AbCdEfGhIjKlMnOpQrSt", "vendor_token"),

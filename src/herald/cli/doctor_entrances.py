@@ -5,7 +5,8 @@ Secrets are judged, never printed."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from herald.config import EntranceSecret, HeraldConfig, HeraldHome, Secrets
@@ -177,7 +178,31 @@ def _chat_checks(config: HeraldConfig) -> list[Check]:
             "is heard",
         )
     )
+    checks.append(_matrix_check(platforms.matrix))
     return checks
+
+
+def _matrix_check(matrix: Any) -> Check:
+    """Matrix: outbound only (a sync long poll); a homeserver over plain HTTP off this
+    machine carries the access token and every unencrypted message in the clear."""
+    state = "enabled" if matrix.enabled else "disabled"
+    server = matrix.homeserver or "no homeserver set"
+    detail = (
+        f"{state}; outbound only (sync with {server}), no port to guard; end-to-end "
+        f"encryption {'on' if matrix.encryption else 'off (encrypted rooms get no answer)'}; "
+        "allowed_users decide who is heard"
+    )
+    from herald.config import is_loopback
+
+    host = urlsplit(matrix.homeserver or "").hostname or ""
+    plain = (matrix.homeserver or "").startswith("http://")
+    if matrix.enabled and plain and not is_loopback(host):
+        return Check(
+            "entrance matrix",
+            "warn",
+            detail + f"; {server} is plain HTTP: use https:// (the token travels with every call)",
+        )
+    return Check("entrance matrix", "ok", detail)
 
 
 def _web_check(home: HeraldHome, config: HeraldConfig, has_token: bool) -> Check:

@@ -36,6 +36,7 @@ PLATFORM_LIBRARIES = {
     "discord": ("discord",),
     "slack": ("slack_bolt", "slack_sdk", "aiohttp"),
     "whatsapp": ("httpx", "fastapi", "uvicorn"),
+    "matrix": ("mautrix", "olm", "aiosqlite"),
 }
 GATEWAY_EXTRA_HINT = "pip install 'herald[gateway]'"
 
@@ -144,6 +145,10 @@ def status(
         for h in info.health
     ]
     print_table(columns, rows)
+    for h in info.health:  # a platform's own state: Matrix's device and its verification
+        if h.get("details"):
+            shown = "; ".join(f"{key}: {value}" for key, value in h["details"].items())
+            write_stdout(f"\n{h['platform']}: {shown}\n")
     if info.transitions:
         write_stdout("\nrecent changes:\n")
         for t in info.transitions[-10:]:

@@ -14,6 +14,7 @@ from pydantic import Field, PositiveFloat, field_validator
 from herald.config.schema_discord import DiscordPlatformConfig
 from herald.config.schema_email import EmailPlatformConfig
 from herald.config.schema_liveness import WatchdogConfig
+from herald.config.schema_matrix import MatrixPlatformConfig
 from herald.config.schema_signal import SignalPlatformConfig
 from herald.config.schema_slack import SlackPlatformConfig
 from herald.config.schema_whatsapp import WhatsAppPlatformConfig
@@ -105,6 +106,7 @@ class PlatformsConfig(StrictModel):
     discord: DiscordPlatformConfig = Field(default_factory=DiscordPlatformConfig)
     slack: SlackPlatformConfig = Field(default_factory=SlackPlatformConfig)
     whatsapp: WhatsAppPlatformConfig = Field(default_factory=WhatsAppPlatformConfig)
+    matrix: MatrixPlatformConfig = Field(default_factory=MatrixPlatformConfig)
 
 
 class ProfileRoute(StrictModel):

@@ -64,6 +64,23 @@ def approval_buttons(choices: tuple[str, ...]) -> list[list[Button]]:
     return rows
 
 
+def reaction_choices(buttons: list[list[Button]]) -> tuple[dict[str, str], str]:
+    """For platforms whose buttons are reactions on the prompt (Signal, Matrix): the
+    emoji each button's command answers to, and the line that tells people so."""
+    choices: dict[str, str] = {}
+    labels = []
+    for row in buttons:
+        for button in row:
+            emoji = REACTION_FOR.get(button.data)
+            if emoji:
+                choices[emoji] = button.data
+                labels.append(f"{emoji} {button.label}")
+    return choices, "React to this message: " + " · ".join(labels)
+
+
+REACTION_FOR = {"/approve": "👍", "/approve session": "🔁", "/approve always": "⭐", "/deny": "👎"}
+
+
 def clarify_text(question: str, choices: list[str] | None) -> str:
     lines = [f"❓ {question}"]
     lines += [f"  {i}. {choice}" for i, choice in enumerate(choices or [], 1)]
@@ -170,4 +187,12 @@ class ChatPrompts:
         return True
 
 
-__all__ = ["CHOICE_BUTTONS", "CHOICE_COMMANDS", "ChatPrompts", "approval_buttons", "approval_text"]
+__all__ = [
+    "CHOICE_BUTTONS",
+    "CHOICE_COMMANDS",
+    "REACTION_FOR",
+    "ChatPrompts",
+    "approval_buttons",
+    "approval_text",
+    "reaction_choices",
+]

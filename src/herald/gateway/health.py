@@ -85,6 +85,8 @@ class PlatformHealth:
     restarts_last_hour: int = 0
     since: float | None = None  # when it entered this state (down/reconnecting: the outage)
     undelivered: int = 0  # filled in by whoever reads the delivery ledger
+    # what else the platform wants shown (Matrix: its device and verification state)
+    details: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -103,6 +105,7 @@ class _Record:
     reconnecting: str | None = None  # the reason, while reconnecting
     stopped: bool = False
     restarts: deque[float] = field(default_factory=deque)
+    details: dict[str, str] = field(default_factory=dict)
 
 
 class HealthRecorder:
@@ -184,6 +187,11 @@ class HealthRecorder:
         with self._lock:
             self._record.stopped = True
 
+    def describe(self, details: dict[str, str]) -> None:
+        """State the platform wants shown beside its health (short values, no secrets)."""
+        with self._lock:
+            self._record.details = {str(k): _short(str(v)) for k, v in details.items()}
+
     # ---- reading ------------------------------------------------------------------------------
 
     def last_alive(self) -> float:
@@ -237,6 +245,7 @@ class HealthRecorder:
                 reconnects=r.reconnects,
                 restarts_last_hour=len(r.restarts),
                 since=self._since,
+                details=dict(r.details),
             )
 
 

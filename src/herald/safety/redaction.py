@@ -2,7 +2,7 @@
 
 It is a list of named rules (`RULES`; `redaction_rules` says which fired):
 ``private_key`` (PEM blocks), ``vendor_token`` (OpenAI, Anthropic,
-OpenRouter, GitHub, Slack incl. ``xapp-``, Google, AWS, Stripe, Hugging Face,
+OpenRouter, GitHub, Slack incl. ``xapp-``, Synapse ``syt_``, Google, AWS, Stripe, Hugging Face,
 Telegram, Fireworks ``fw_``/``fpk_``, Tavily, Exa, Notion, ElevenLabs, Vault,
 Grafana … keys), ``jwt``, ``url_credentials`` (``scheme://user:pass@`` for
 any scheme, ``redis://:pass@``, ``https://TOKEN@github.com``),
@@ -62,6 +62,7 @@ _TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
         r"(SG\.(?<![\w-]SG\.))[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}",  # SendGrid
         r"(dop_v1_(?<![\w-]dop_v1_))[a-f0-9]{64}",  # DigitalOcean
         r"(xapp-(?<![\w-]xapp-))\d-[A-Za-z0-9-]{20,250}",  # Slack app-level
+        r"(syt_(?<![\w-]syt_))[A-Za-z0-9]{2,100}_[A-Za-z0-9]{20}_[A-Za-z0-9]{6}",  # Synapse
         r"(fw_(?<![\w-]fw_))[A-Za-z0-9]{20,200}",  # Fireworks
         r"(fpk_(?<![\w-]fpk_))[A-Za-z0-9]{20,200}",
         r"(tvly-(?<![\w-]tvly-)(?:dev-|prod-)?)[A-Za-z0-9]{20,200}",  # Tavily

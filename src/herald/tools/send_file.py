@@ -109,7 +109,7 @@ def send_file(ctx: ToolContext, path: str, caption: str = "") -> str:
     if chat is None:
         raise ToolArgumentError(
             "send_file works only in a chat conversation (Telegram, Discord, Slack, email, "
-            "Signal); here, tell the user the file's path instead"
+            "Signal, Matrix); here, tell the user the file's path instead"
         )
     unsupported = chat.unsupported()
     if unsupported is not None:

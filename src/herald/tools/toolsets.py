@@ -123,7 +123,7 @@ BUILTIN_TOOLSETS: dict[str, Toolset] = {
             "herald-cli", "the interactive terminal", includes=(*_FULL, "cronjob", "delegation")
         ),
         Toolset("chat", "send files to the chat the conversation is in", ("send_file",)),
-        # Chat platforms (Telegram, Discord, Slack, email, Signal): the terminal's tools
+        # Chat platforms (Telegram, Discord, Slack, email, Signal, Matrix): the terminal's tools
         # and the chat's own (the gateway alone registers them).
         Toolset("herald-chat", "gateway chat platforms", includes=("herald-cli", "chat")),
         Toolset("herald-api", "the HTTP API", includes=(*_FULL, "cronjob", "delegation")),

@@ -25,6 +25,7 @@ HARNESSES: dict[str, tuple[str, str, str]] = {
     "slack": ("slack_harness", "SlackHarness", "slack_bolt"),
     "whatsapp": ("whatsapp_harness", "WhatsAppHarness", "httpx"),
     "email": ("email_harness", "EmailHarness", "aioimaplib"),
+    "matrix": ("matrix_harness", "MatrixHarness", "mautrix"),
 }
 
 

@@ -11,9 +11,8 @@ import pytest
 pytest.importorskip("discord")
 
 from discord_harness import DiscordHarness
-from harness import PlatformHarness
+from harness import PlatformHarness, StartGateway
 
-from conftest import StartGateway
 from herald.testing.fake_llm import FakeLLMServer, Reply
 
 

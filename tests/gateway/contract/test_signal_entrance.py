@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from harness import PlatformHarness, model_user_texts
+from harness import PlatformHarness, StartGateway, model_user_texts
 from signal_harness import SignalHarness
 
-from conftest import StartGateway
 from herald.testing.fake_llm import FakeLLMServer
 
 STRANGER = "+15550000099"

@@ -15,10 +15,9 @@ import pytest
 
 pytest.importorskip("slack_bolt")
 
-from harness import PlatformHarness
+from harness import PlatformHarness, StartGateway
 from slack_harness import SlackHarness
 
-from conftest import StartGateway
 from herald.testing.fake_llm import FakeLLMServer, Reply
 from herald.testing.fake_slack import sign
 

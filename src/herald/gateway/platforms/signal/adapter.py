@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 
 from herald.config.schema_signal import SignalPlatformConfig
+from herald.gateway.approvals import REACTION_FOR, reaction_choices
 from herald.gateway.contracts import (
     Button,
     EventSink,
@@ -44,7 +45,7 @@ from herald.gateway.health import Rhythm
 log = logging.getLogger(__name__)
 
 SIGNAL_MAX_MESSAGE = 2000  # what Signal shows unfolded; longer is split by the gateway
-_EMOJI_FOR = {"/approve": "👍", "/approve session": "🔁", "/approve always": "⭐", "/deny": "👎"}
+_EMOJI_FOR = REACTION_FOR  # the harness reads it
 _KEPT_PROMPTS = 50
 _LATE_PRESS_TRIES = 50  # 5 s: a press that came back before its prompt's send answered
 _FIRST_BACKOFF = 0.2  # then doubling to 30 s: a blip costs nothing, an outage little
@@ -310,14 +311,8 @@ class SignalAdapter(PlatformAdapter):
     ) -> SendResult:
         choices: dict[str, str] = {}
         if buttons:
-            lines = []
-            for row in buttons:
-                for button in row:
-                    emoji = _EMOJI_FOR.get(button.data)
-                    if emoji:
-                        choices[emoji] = button.data
-                        lines.append(f"{emoji} {button.label}")
-            text = f"{text}\n\nReact to this message: " + " · ".join(lines)
+            choices, how = reaction_choices(buttons)
+            text = f"{text}\n\n{how}"
         params: dict[str, Any] = {"message": text, **self._target(chat_id)}
         if reply_to and ":" in reply_to:
             author, _, ts = reply_to.rpartition(":")
