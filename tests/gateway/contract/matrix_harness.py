@@ -25,10 +25,13 @@ from herald.testing.synapse_proxy import SynapseProxy
 
 _DATA_FOR = {emoji: data for data, emoji in REACTION_FOR.items()}
 MEDIA = {"m.file", "m.image", "m.audio", "m.video"}
+# How Element marks a recorded voice message (MSC3245, with MSC1767's audio part)
+VOICE = {"org.matrix.msc3245.voice": {}, "org.matrix.msc1767.audio": {"duration": 1000}}
 
 
 class MatrixHarness(PlatformHarness):
     name = "matrix"
+    media = True
 
     def __init__(self, *, encrypted_rooms: bool = False) -> None:
         self.encrypted_rooms = encrypted_rooms
@@ -129,11 +132,13 @@ class MatrixHarness(PlatformHarness):
             name, mime, data = attachment
             mxc = self.synapse.upload(sender, name, mime, data)
             content.update(
-                msgtype="m.file",
+                msgtype=_msgtype(mime),
                 filename=name,
                 url=mxc,
                 info={"mimetype": mime, "size": len(data)},
             )
+            if mime.startswith("audio/"):  # recorded in Element: a voice note
+                content.update(VOICE)
         if thread is not None:
             content["m.relates_to"] = {
                 "rel_type": "m.thread",
@@ -220,6 +225,10 @@ class MatrixHarness(PlatformHarness):
             for e in self._messages(where, thread)
             if e["content"].get("msgtype") in MEDIA and e["content"].get("url")
         ]
+
+
+def _msgtype(mime: str) -> str:
+    return {"image": "m.image", "audio": "m.audio"}.get(mime.split("/")[0], "m.file")
 
 
 def _text(body: str) -> dict[str, Any]:

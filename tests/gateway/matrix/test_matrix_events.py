@@ -96,6 +96,22 @@ def test_a_file_with_a_caption_and_an_encrypted_file() -> None:
     assert parsed.media.encrypted_file is not None
 
 
+def test_only_an_m_audio_with_the_voice_mark_is_a_voice_note() -> None:
+    audio = {
+        "msgtype": "m.audio",
+        "body": "Voice message.ogg",
+        "url": "mxc://example.org/v",
+        "info": {"mimetype": "audio/ogg", "size": 9},
+    }
+    music = parse_message(message(audio), ME, None)
+    assert music is not None and music.media is not None and not music.media.voice
+    voice = parse_message(message({**audio, "org.matrix.msc3245.voice": {}}), ME, None)
+    assert voice is not None and voice.media is not None and voice.media.voice
+    marked_file = {**audio, "msgtype": "m.file", "org.matrix.msc3245.voice": {}}
+    parsed = parse_message(message(marked_file), ME, None)
+    assert parsed is not None and parsed.media is not None and not parsed.media.voice
+
+
 def test_a_reaction_names_its_target_and_key() -> None:
     raw = {
         "type": "m.reaction",

@@ -35,6 +35,7 @@ from herald.gateway.auth import allowlist_matches
 from herald.gateway.contracts import (
     Button,
     EventSink,
+    InboundFile,
     MessageEvent,
     OutgoingFile,
     PlatformAdapter,
@@ -45,7 +46,7 @@ from herald.gateway.platforms.matrix.config import MatrixSecrets
 from herald.gateway.platforms.matrix.crypto import CannotEncrypt, RoomCrypto, start_machine
 from herald.gateway.platforms.matrix.events import Incoming, parse_message, parse_reaction
 from herald.gateway.platforms.matrix.format import with_html
-from herald.gateway.platforms.matrix.media import describe_media, upload_content
+from herald.gateway.platforms.matrix.media import save_media, upload_content
 from herald.gateway.platforms.matrix.stores import (
     SyncPosition,
     open_database,
@@ -415,9 +416,14 @@ class MatrixAdapter(PlatformAdapter):
         if self.record_event(self._sink, message.event_id) == "seen":
             return
         media: tuple[str, ...] = ()
+        files: tuple[InboundFile, ...] = ()
         if message.media is not None:
+            # Only an allowed user's file is downloaded (decrypted first, when it came
+            # encrypted) and saved; the gateway's media path makes photos images and
+            # voice notes transcripts (herald.gateway.media).
             folder = self._attachments_dir if self._allowed(message.sender) else None
-            media = (await describe_media(self._client, message.media, folder, self._max_bytes),)
+            note, saved = await save_media(self._client, message.media, folder, self._max_bytes)
+            media, files = (note,), (() if saved is None else (saved,))
         event = MessageEvent(
             platform=self.name,
             chat_id=message.room_id,
@@ -428,6 +434,7 @@ class MatrixAdapter(PlatformAdapter):
             message_id=message.event_id,
             reply_to=message.reply_to,
             media=media,
+            files=files,
             event_id=message.event_id,
             raw=raw,
         )

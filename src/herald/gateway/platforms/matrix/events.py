@@ -21,6 +21,7 @@ from typing import Any
 
 MEDIA_TYPES = {"m.image", "m.file", "m.audio", "m.video"}
 TEXT_TYPES = {"m.text", "m.emote"}
+VOICE_FLAG = "org.matrix.msc3245.voice"  # Element's mark on a recorded voice message
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Media:
     size: int
     url: str | None  # mxc:// of a plain upload
     encrypted_file: dict[str, Any] | None = field(default=None, repr=False)  # EncryptedFile
+    voice: bool = False  # recorded as a voice message (m.audio marked as MSC3245 says)
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,7 @@ def parse_message(
             size=int(info.get("size") or 0),
             url=str(url) if url else None,
             encrypted_file=encrypted_file,
+            voice=msgtype == "m.audio" and VOICE_FLAG in content,
         )
         caption = (
             content.get("body")
@@ -157,6 +160,7 @@ def parse_reaction(raw: dict[str, Any]) -> tuple[str, str] | None:
 
 
 __all__ = [
+    "VOICE_FLAG",
     "Incoming",
     "Media",
     "parse_message",

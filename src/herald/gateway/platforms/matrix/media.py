@@ -17,24 +17,28 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from herald.gateway.contracts import OutgoingFile
-from herald.gateway.inbox import safe_file_name, save_inbound_file
-from herald.gateway.platforms.matrix.events import Media
+from herald.gateway.contracts import InboundFile, OutgoingFile
+from herald.gateway.media import describe, receive_file
+from herald.gateway.platforms.matrix.events import VOICE_FLAG, Media
 
 log = logging.getLogger(__name__)
 
 
-async def describe_media(client: Any, media: Media, folder: Path | None, max_bytes: int) -> str:
+async def save_media(
+    client: Any, media: Media, folder: Path | None, max_bytes: int
+) -> tuple[str, InboundFile | None]:
+    """The note the model reads about `media`, and the saved file for the gateway's media
+    path (None: not saved, `folder` None being a sender who may not save files)."""
     described = f"{media.name} ({media.mime}, {media.size} bytes)"
     if folder is None:
-        return described
+        return described, None
     if media.size > max_bytes:
-        return f"{described}, not saved: larger than {max_bytes // 1024} KiB"
+        return f"{described}, not saved: larger than {max_bytes // 1024} KiB", None
     data = await _download(client, media, max_bytes)
     if data is None:
-        return f"{described}, not saved: the download failed"
-    path = save_inbound_file(folder, safe_file_name(media.name), data)
-    return f"{media.name} ({media.mime}, {len(data)} bytes), saved as {path}"
+        return f"{described}, not saved: the download failed", None
+    saved = receive_file(folder, media.name, data, media.mime, voice=media.voice)
+    return describe(saved), saved
 
 
 async def _download(client: Any, media: Media, max_bytes: int) -> bytes | None:
@@ -79,6 +83,10 @@ async def upload_content(
         "info": {"mimetype": file.mime, "size": len(file.data)},
         "m.mentions": {},
     }
+    if file.voice:  # a spoken reply: shown as a voice message, not a music file
+        content["msgtype"] = "m.audio"
+        content[VOICE_FLAG] = {}
+        content["org.matrix.msc1767.audio"] = {}
     if encrypted:
         from mautrix.crypto.attachments import encrypt_attachment
 
@@ -92,4 +100,4 @@ async def upload_content(
     return content
 
 
-__all__ = ["describe_media", "msgtype_for", "upload_content"]
+__all__ = ["msgtype_for", "save_media", "upload_content"]
