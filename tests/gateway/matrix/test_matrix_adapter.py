@@ -4,7 +4,9 @@ keeps on disk, which reaction answers which request, and how streaming edits are
 from __future__ import annotations
 
 import asyncio
+import json
 import stat
+import urllib.parse
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +15,7 @@ from typing import Any
 import pytest
 
 from herald.config.schema_matrix import MatrixPlatformConfig
-from herald.gateway.contracts import Button, MessageEvent
+from herald.gateway.contracts import Button, MessageEvent, OutgoingFile
 from herald.gateway.platforms.matrix.adapter import UNREADABLE, MatrixAdapter
 from herald.gateway.platforms.matrix.config import MatrixSecrets
 from herald.testing.synapse import (
@@ -23,8 +25,10 @@ from herald.testing.synapse import (
     shared_synapse,
     unique,
 )
+from herald.testing.synapse_proxy import SynapseProxy
 
 pytestmark = pytest.mark.slow
+VOICE_BYTES = b"ID3 spoken reply WORD-voice " + bytes(range(64))
 
 
 @dataclass
@@ -56,17 +60,20 @@ class Setup:
     room: str
     store: Path
 
-    def adapter(self, *, password: bool = False, **options: Any) -> MatrixAdapter:
+    def adapter(
+        self, *, password: bool = False, homeserver: str | None = None, **options: Any
+    ) -> MatrixAdapter:
+        homeserver = homeserver or self.synapse.url
         config = MatrixPlatformConfig(
             enabled=True,
-            homeserver=self.synapse.url,
+            homeserver=homeserver,
             user_id=self.bot.user_id,
             allowed_users=[self.owner.user_id],
             sync_timeout_seconds=2.0,
             **options,
         )
         secrets = MatrixSecrets(
-            self.synapse.url,
+            homeserver,
             self.bot.user_id,
             access_token=None if password else self.bot.access_token,
             password=self.bot.password if password else None,
@@ -254,3 +261,40 @@ async def test_a_password_login_keeps_its_device_and_its_keys_private(setup: Set
     assert stat.S_IMODE(setup.store.stat().st_mode) == 0o700
     for name in ("store.db", "pickle.key", "sync.json"):
         assert stat.S_IMODE((setup.store / name).stat().st_mode) == 0o600, name
+
+
+async def test_a_room_encrypted_between_a_sync_and_a_send_gets_no_plaintext(
+    setup: Setup,
+) -> None:
+    """The owner turns encryption on while Herald's sync hears nothing (the proxy holds
+    it): Herald still believes the room unencrypted, and what it sends next (a message, an
+    edit, a voice note) reaches the homeserver encrypted, read from Synapse's database."""
+    proxy = SynapseProxy(setup.synapse.url, setup.bot.user_id).start()
+    adapter = setup.adapter(homeserver=proxy.url)
+    await adapter.connect(RecordingSink())
+    try:
+        await synced(adapter)
+        before = await adapter.send(setup.room, "before WORD-plain")  # the room is plain
+        assert before.ok
+        proxy.silence(True)  # no sync answers from here on
+        room = urllib.parse.quote(setup.room)
+        setup.synapse.request(
+            "PUT",
+            f"/_matrix/client/v3/rooms/{room}/state/m.room.encryption/",
+            {"algorithm": "m.megolm.v1.aes-sha2"},
+            token=setup.owner.access_token,
+        )
+        assert (await adapter.send(setup.room, "after WORD-secret")).ok
+        assert (await adapter.edit(setup.room, before.message_ids[0], "edited WORD-secret")).ok
+        voice = OutgoingFile("reply.mp3", VOICE_BYTES, "audio/mpeg", voice=True)
+        assert (await adapter.send_file(setup.room, voice)).ok
+    finally:
+        await adapter.disconnect()
+        proxy.stop()
+    events = setup.synapse.events(setup.room)
+    turned = next(i for i, e in enumerate(events) if e["type"] == "m.room.encryption")
+    after = [e for e in events[turned:] if e["sender"] == setup.bot.user_id]
+    assert [e["type"] for e in after] == ["m.room.encrypted"] * 3
+    assert "WORD-secret" not in json.dumps(events)
+    media = setup.synapse.root / "media" / "local_content"
+    assert not any(VOICE_BYTES in p.read_bytes() for p in media.rglob("*") if p.is_file())

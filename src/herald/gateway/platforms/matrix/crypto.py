@@ -2,9 +2,9 @@
 sends passes: `RoomCrypto.seal`.
 
 The invariant: Herald never sends a plaintext event into an encrypted room. `seal`
-asks whether the room is encrypted (the state store, which sync keeps current, or the
-room's ``m.room.encryption`` state from the homeserver when the store does not know)
-and either returns the content as it is (an unencrypted room) or Megolm-encrypted by
+asks whether the room is encrypted (the state store when it knows the room is; else the
+room's ``m.room.encryption`` state read from the homeserver right then, every time, so a
+room encrypted after Herald's last sync is not taken for a plain one) and either returns the content as it is (an unencrypted room) or Megolm-encrypted by
 mautrix's `OlmMachine`. When it cannot encrypt (encryption is off, no session could be
 shared, the homeserver could not say whether the room is encrypted) it raises
 `CannotEncrypt` and nothing is sent. Megolm keys are shared with every device of the
@@ -35,21 +35,25 @@ class RoomCrypto:
         self.client = client
         self.machine = machine  # None: encryption is off
         self.state_store = state_store
-        self._plain_rooms: set[str] = set()
 
     async def room_encrypted(self, room_id: str) -> bool:
+        """Whether `room_id` is encrypted, as the homeserver says at this moment.
+
+        "Encrypted" is final (Matrix has no way back), so the state store's yes is kept.
+        "Not encrypted" is never kept: the homeserver is asked again before every
+        plaintext event, because sync may not have brought an ``m.room.encryption`` that
+        is already in the room (it is on its way, or sync is stalled). Even a short cache
+        of the "no" would let every send within it go out in the clear. What is left is
+        the round trip between this read and the send, which no client can close: the
+        homeserver accepts plaintext in any room."""
         from mautrix.errors import MNotFound
         from mautrix.types import EventType, RoomID
 
         if await self.state_store.is_encrypted(RoomID(room_id)):
-            self._plain_rooms.discard(room_id)
             return True
-        if room_id in self._plain_rooms:
-            return False
         try:
             content = await self.client.get_state_event(RoomID(room_id), EventType.ROOM_ENCRYPTION)
         except MNotFound:
-            self._plain_rooms.add(room_id)
             return False
         except Exception as exc:
             raise CannotEncrypt(f"could not tell whether the room is encrypted: {exc}") from None
