@@ -12,7 +12,10 @@ Fault modes (each what a real deployment sees from a flaky reverse proxy or netw
 - `drop_every(seconds)`: the ``/sync`` requests in flight are cut every few seconds;
 - `replay_last()`: the next ``/sync`` is sent with the token that delivered the newest
   event of someone else again, so the homeserver delivers that event a second time (what
-  a client that lost its sync token sees).
+  a client that lost its sync token sees);
+- `after_next_upload(action)`: `action` runs (off the proxy's loop) once the next media
+  upload has reached the homeserver, before its answer goes back: something another
+  client does between an upload and the event that shows it.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from collections.abc import Callable
 
 from aiohttp import ClientSession, ClientTimeout, web
 
@@ -47,6 +51,7 @@ class SynapseProxy(PeriodicDrops):
         self._rewind: str | None = None
         self.replayed = threading.Event()
         self._session: ClientSession | None = None
+        self._after_upload: Callable[[], object] | None = None
 
     @property
     def url(self) -> str:
@@ -75,6 +80,10 @@ class SynapseProxy(PeriodicDrops):
     def fail_uploads(self, times: int) -> None:
         with self._lock:
             self._fail_uploads = times
+
+    def after_next_upload(self, action: Callable[[], object]) -> None:
+        with self._lock:
+            self._after_upload = action
 
     def storm(self, on: bool) -> None:
         with self._lock:
@@ -166,6 +175,11 @@ class SynapseProxy(PeriodicDrops):
                 }
         finally:
             self._in_sync.pop(id(request), None)
+        if request.method == "POST" and _UPLOAD.match(path) and status == 200:
+            with self._lock:
+                action, self._after_upload = self._after_upload, None
+            if action is not None:
+                await asyncio.to_thread(action)
         if is_sync and status == 200:
             self._note_sync(query.get("since"), data, rewound=rewind is not None)
         return web.Response(body=data, status=status, headers=answer_headers)

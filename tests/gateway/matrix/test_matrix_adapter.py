@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mautrix.crypto.attachments import decrypt_attachment
 
 from herald.config.schema_matrix import MatrixPlatformConfig
 from herald.gateway.contracts import Button, MessageEvent, OutgoingFile
@@ -29,6 +30,7 @@ from herald.testing.synapse_proxy import SynapseProxy
 
 pytestmark = pytest.mark.slow
 VOICE_BYTES = b"ID3 spoken reply WORD-voice " + bytes(range(64))
+REPORT = b"date,value\n2026-12-02,7 WORD-report\n" + bytes(range(32))
 
 
 @dataclass
@@ -263,6 +265,17 @@ async def test_a_password_login_keeps_its_device_and_its_keys_private(setup: Set
         assert stat.S_IMODE((setup.store / name).stat().st_mode) == 0o600, name
 
 
+def turn_encryption_on(setup: Setup) -> None:
+    """The owner's client turns on encryption in the room (a state event)."""
+    room = urllib.parse.quote(setup.room)
+    setup.synapse.request(
+        "PUT",
+        f"/_matrix/client/v3/rooms/{room}/state/m.room.encryption/",
+        {"algorithm": "m.megolm.v1.aes-sha2"},
+        token=setup.owner.access_token,
+    )
+
+
 async def test_a_room_encrypted_between_a_sync_and_a_send_gets_no_plaintext(
     setup: Setup,
 ) -> None:
@@ -277,13 +290,7 @@ async def test_a_room_encrypted_between_a_sync_and_a_send_gets_no_plaintext(
         before = await adapter.send(setup.room, "before WORD-plain")  # the room is plain
         assert before.ok
         proxy.silence(True)  # no sync answers from here on
-        room = urllib.parse.quote(setup.room)
-        setup.synapse.request(
-            "PUT",
-            f"/_matrix/client/v3/rooms/{room}/state/m.room.encryption/",
-            {"algorithm": "m.megolm.v1.aes-sha2"},
-            token=setup.owner.access_token,
-        )
+        turn_encryption_on(setup)
         assert (await adapter.send(setup.room, "after WORD-secret")).ok
         assert (await adapter.edit(setup.room, before.message_ids[0], "edited WORD-secret")).ok
         voice = OutgoingFile("reply.mp3", VOICE_BYTES, "audio/mpeg", voice=True)
@@ -298,3 +305,36 @@ async def test_a_room_encrypted_between_a_sync_and_a_send_gets_no_plaintext(
     assert "WORD-secret" not in json.dumps(events)
     media = setup.synapse.root / "media" / "local_content"
     assert not any(VOICE_BYTES in p.read_bytes() for p in media.rglob("*") if p.is_file())
+
+
+async def test_a_room_encrypted_between_an_upload_and_its_event_gets_the_file_encrypted(
+    setup: Setup,
+) -> None:
+    """The file went up in the clear while the room was plain, and the room is encrypted
+    before the event that shows it is sent: the event must not point at that plaintext
+    upload; the file goes up again, encrypted, and the (encrypted) event carries its key."""
+    proxy = SynapseProxy(setup.synapse.url, setup.bot.user_id).start()
+    adapter = setup.adapter(homeserver=proxy.url)
+    await adapter.connect(RecordingSink())
+    try:
+        await synced(adapter)
+        proxy.silence(True)
+        proxy.after_next_upload(lambda: turn_encryption_on(setup))
+        sent = await adapter.send_file(setup.room, OutgoingFile("notes.txt", REPORT, "text/plain"))
+        assert sent.ok
+        (event,) = [
+            e for e in setup.synapse.events(setup.room) if e["event_id"] in sent.message_ids
+        ]
+        assert event["type"] == "m.room.encrypted"
+        assert adapter._crypto is not None
+        shown = await adapter._crypto.decrypt({**event, "room_id": setup.room})  # its own key
+    finally:
+        await adapter.disconnect()
+        proxy.stop()
+    assert shown is not None and "url" not in shown["content"]
+    info = shown["content"]["file"]
+    stored = setup.synapse.media(info["url"])
+    assert REPORT not in stored
+    assert decrypt_attachment(stored, info["key"]["k"], info["hashes"]["sha256"], info["iv"]) == (
+        REPORT
+    )

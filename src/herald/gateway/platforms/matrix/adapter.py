@@ -43,7 +43,12 @@ from herald.gateway.contracts import (
 )
 from herald.gateway.health import Rhythm
 from herald.gateway.platforms.matrix.config import MatrixSecrets
-from herald.gateway.platforms.matrix.crypto import CannotEncrypt, RoomCrypto, start_machine
+from herald.gateway.platforms.matrix.crypto import (
+    CannotEncrypt,
+    RoomCrypto,
+    RoomTurnedEncrypted,
+    start_machine,
+)
 from herald.gateway.platforms.matrix.events import Incoming, parse_message, parse_reaction
 from herald.gateway.platforms.matrix.format import with_html
 from herald.gateway.platforms.matrix.media import save_media, upload_content
@@ -507,22 +512,32 @@ class MatrixAdapter(PlatformAdapter):
     ) -> SendResult:
         """The file uploaded to the media repository (encrypted first, in an encrypted
         room: the homeserver stores only ciphertext) and posted as an ``m.file`` (or image,
-        audio, video) event with the caption as its body."""
+        audio, video) event with the caption as its body. A room encrypted between a
+        plaintext upload and its event gets the file uploaded again, encrypted: the
+        event never points an encrypted room at a plaintext copy."""
         if self._client is None or self._crypto is None:
             return SendResult(ok=False, error="the Matrix adapter is not connected")
         try:
             encrypted = await self._crypto.room_encrypted(chat_id)
-            if encrypted and self._crypto.machine is None:
-                raise CannotEncrypt("the room is encrypted and encryption is off")
         except CannotEncrypt as exc:
             return await self._refused(chat_id, exc)
-        try:
-            content = await upload_content(self._client, file, caption, encrypted=encrypted)
-        except Exception as exc:
-            self.health.error(f"file upload: {exc}")
-            return SendResult(ok=False, permanent_failure=_permanent(exc), error=str(exc))
-        _relate(content, reply_to, thread_id)
-        result = await self._put(chat_id, content)
+        while True:  # twice at most: once the upload is encrypted, it stays so
+            if encrypted and self._crypto.machine is None:
+                off = CannotEncrypt("the room is encrypted and encryption is off")
+                return await self._refused(chat_id, off)
+            try:
+                content = await upload_content(self._client, file, caption, encrypted=encrypted)
+            except Exception as exc:
+                self.health.error(f"file upload: {exc}")
+                return SendResult(ok=False, permanent_failure=_permanent(exc), error=str(exc))
+            _relate(content, reply_to, thread_id)
+            try:
+                result = await self._put(chat_id, content, made_for_plain=not encrypted)
+            except RoomTurnedEncrypted:
+                log.warning("matrix: %s turned encrypted during an upload; encrypting it", chat_id)
+                encrypted = True
+                continue
+            break
         if result.ok:
             self._remember_sent(result.message_ids[0], thread_id)
         return result
@@ -562,15 +577,20 @@ class MatrixAdapter(PlatformAdapter):
             with contextlib.suppress(Exception):
                 await self._client.set_typing(RoomID(chat_id), timeout=10000)
 
-    async def _put(self, room_id: str, content: dict[str, Any]) -> SendResult:
-        """The one way an event leaves: sealed for its room, or not sent."""
+    async def _put(
+        self, room_id: str, content: dict[str, Any], *, made_for_plain: bool = False
+    ) -> SendResult:
+        """The one way an event leaves: sealed for its room, or not sent
+        (`RoomTurnedEncrypted` for content `made_for_plain` in a room now encrypted)."""
         from mautrix.types import EventType, RoomID
 
         client, crypto = self._client, self._crypto
         if client is None or crypto is None:
             return SendResult(ok=False, error="the Matrix adapter is not connected")
         try:
-            event_type, body = await crypto.seal(room_id, "m.room.message", content)
+            event_type, body = await crypto.seal(
+                room_id, "m.room.message", content, made_for_plain=made_for_plain
+            )
         except CannotEncrypt as exc:
             return await self._refused(room_id, exc)
         kind = EventType.find(event_type, t_class=EventType.Class.MESSAGE)

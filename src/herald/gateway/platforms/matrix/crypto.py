@@ -30,6 +30,11 @@ class CannotEncrypt(RuntimeError):
     """The room is (or may be) encrypted and Herald cannot encrypt for it: not sent."""
 
 
+class RoomTurnedEncrypted(RuntimeError):
+    """The content was made for a plaintext room (a file uploaded in the clear) and the
+    room is encrypted now: make it again for an encrypted room (nothing was sent)."""
+
+
 class RoomCrypto:
     def __init__(self, client: Any, machine: Any | None, state_store: Any) -> None:
         self.client = client
@@ -60,15 +65,25 @@ class RoomCrypto:
         await self.state_store.set_encryption_info(RoomID(room_id), content)
         return True
 
-    async def seal(self, room_id: str, event_type: str, content: dict[str, Any]) -> tuple[str, Any]:
+    async def seal(
+        self,
+        room_id: str,
+        event_type: str,
+        content: dict[str, Any],
+        *,
+        made_for_plain: bool = False,
+    ) -> tuple[str, Any]:
         """(type, content) to send: as given in an unencrypted room, encrypted in an
-        encrypted one; `CannotEncrypt` otherwise."""
+        encrypted one; `CannotEncrypt` otherwise. Content `made_for_plain` (it points at
+        a plaintext upload) is never encrypted as it is: `RoomTurnedEncrypted`."""
         from mautrix.types import EventType, RoomID
 
         if event_type == ENCRYPTED:
             raise CannotEncrypt("refusing to pass on an event that claims to be encrypted")
         if not await self.room_encrypted(room_id):
             return event_type, content
+        if made_for_plain:
+            raise RoomTurnedEncrypted(room_id)
         if self.machine is None:
             raise CannotEncrypt(
                 "the room is encrypted and encryption is off (gateway.platforms.matrix.encryption)"
@@ -156,4 +171,4 @@ async def start_machine(client: Any, crypto_store: Any, state_store: Any) -> Any
     return machine
 
 
-__all__ = ["ENCRYPTED", "CannotEncrypt", "RoomCrypto", "start_machine"]
+__all__ = ["ENCRYPTED", "CannotEncrypt", "RoomCrypto", "RoomTurnedEncrypted", "start_machine"]
