@@ -15,6 +15,9 @@ from harness import StartGateway
 from matrix_harness import MatrixHarness
 from mautrix.crypto.attachments import decrypt_attachment
 from second_device import SecondDevice
+from test_media import jpeg
+
+from herald.testing.fake_llm import FakeLLMServer
 
 pytestmark = pytest.mark.slow
 
@@ -72,6 +75,46 @@ async def test_a_reply_in_an_encrypted_room_is_encrypted_and_decrypts_on_the_own
     sent = [e for e in stored if "state_key" not in e]
     assert sent and {e["type"] for e in sent} == {"m.room.encrypted"}
     assert "WORD-secret" not in json.dumps(stored)  # no plaintext of it anywhere
+
+
+async def test_encrypted_photos_and_voice_notes_take_the_media_path_and_the_voice_reply_is_sealed(
+    harness: MatrixHarness, gateway: StartGateway, fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    """From the owner's own device, as Element sends them in an encrypted room: a photo
+    reaches the model as an image part and a voice note is transcribed, both decrypted
+    first; the spoken reply comes back as an encrypted voice message whose audio the
+    homeserver holds only as ciphertext."""
+    fake_llm.audio.transcript = "please say WORD-voice"
+    running = await gateway(extra={"vision": {"main": "on"}})
+    device = await SecondDevice(harness.synapse.url, harness.owner_user, tmp_path / "dev").start()
+    photo = jpeg()
+    try:
+        await device.send_file(harness.dm, "cat.jpg", "image/jpeg", photo)
+        for _ in range(1200):
+            if fake_llm.model_requests():
+                break
+            await asyncio.sleep(0.05)
+        (request,) = fake_llm.model_requests()
+        parts = request.body["messages"][-1]["content"]
+        assert any(p.get("type") == "image_url" for p in parts)
+        saved = Path(running.settings.config.gateway.cwd) / "attachments" / "cat.jpg"
+        assert saved.read_bytes() == photo  # decrypted before it was handed over
+        await device.send_file(harness.dm, "note.ogg", "audio/ogg", b"OggS voice", voice=True)
+        await device.wait_for("🎤 please say WORD-voice")
+        await device.wait_for("echo WORD-voice")
+        spoken = await device.wait_for("reply.mp3")
+    finally:
+        await device.stop()
+    assert spoken.was_encrypted and "url" not in spoken.content
+    assert spoken.content["msgtype"] == "m.audio"
+    assert "org.matrix.msc3245.voice" in spoken.content
+    info = spoken.content["file"]
+    stored = harness.synapse.media(info["url"])
+    assert fake_llm.audio.speech not in stored
+    key, digest = info["key"]["k"], info["hashes"]["sha256"]
+    assert decrypt_attachment(stored, key, digest, info["iv"]) == fake_llm.audio.speech
+    sent = [e for e in harness.bot_events("dm") if "state_key" not in e]
+    assert {e["type"] for e in sent} == {"m.room.encrypted"}
 
 
 @pytest.mark.parametrize("notify", [True, False])
