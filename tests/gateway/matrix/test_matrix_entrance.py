@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,39 @@ async def test_a_room_members_injected_command_is_refused_unattended(
     first = fake_llm.model_requests()[0]
     asked = next(m for m in reversed(first.messages) if m.get("role") == "user")
     assert 'source="chat:dana"' in str(asked.get("content"))
+
+
+async def test_a_reply_to_a_room_encrypted_while_the_model_thinks_is_not_sent_in_clear(
+    harness: MatrixHarness, gateway: StartGateway, fake_llm: FakeLLMServer
+) -> None:
+    """The owner's client turns encryption on while the model is answering and Herald's
+    sync hears nothing (the proxy holds it): the answer still reaches the homeserver only
+    encrypted. Read from Synapse's database, in the homeserver's own order."""
+    running = await gateway()
+    harness.say(harness.owner, "hi WORD-first")  # Herald has answered here in the clear
+    await harness.wait_for(lambda s: s.text == "echo WORD-first", "the first answer")
+    fake_llm.enqueue(Reply("the answer WORD-secret", delay=3.0))  # time to turn it on
+    harness.say(harness.owner, "hello WORD-asked")
+    for _ in range(1200):
+        if len(fake_llm.model_requests()) == 2:
+            break
+        await asyncio.sleep(0.05)
+    harness.silence(True)
+    harness.synapse.request(
+        "PUT",
+        f"/_matrix/client/v3/rooms/{urllib.parse.quote(harness.dm)}/state/m.room.encryption/",
+        {"algorithm": "m.megolm.v1.aes-sha2"},
+        token=harness.owner_user.access_token,
+    )
+    for _ in range(1200):  # until the answer is out and the turn is over
+        events = harness.synapse.events(harness.dm)
+        turned = next(i for i, e in enumerate(events) if e["type"] == "m.room.encryption")
+        after = [e for e in events[turned:] if e["sender"] == harness.bot.user_id]
+        if after and running.runner.running_turns == 0:
+            break
+        await asyncio.sleep(0.05)
+    # the answer came after the room was encrypted (else this test proved nothing) ...
+    assert after, "Herald sent nothing after the room was encrypted"
+    # ... and nothing of Herald's after that point is plaintext
+    assert {e["type"] for e in after} == {"m.room.encrypted"}
+    assert "WORD-secret" not in json.dumps(harness.synapse.events(harness.dm))
