@@ -3,8 +3,12 @@
 In: a file from an allowed user is downloaded from the media repository (and
 decrypted, when it came as an encrypted attachment: the key is in the event, the
 homeserver only ever had ciphertext) and saved under the workdir's ``attachments/``
-through the gateway's one inbound writer; anyone else's file, or one over the size
-limit, is described to the model and not saved.
+through the gateway's one inbound writer (`herald.gateway.media.receive_file`), and
+goes on the event, so a photo (``m.image``) becomes an image input and a voice message
+(``m.audio``, marked ``org.matrix.msc3245.voice``) a transcript; anyone else's file,
+or one over the size limit, is described to the model and not saved.
+
+A spoken reply (`OutgoingFile.voice`) goes out as ``m.audio`` with the voice mark.
 
 Out: in an encrypted room the bytes are encrypted before upload (AES-CTR, key and hash
 in the event, which is itself Megolm-encrypted); elsewhere they are uploaded as they
