@@ -41,6 +41,8 @@ NEVER_IN_A_PLAIN_ONESHOT = (
     "herald.acp",
     "herald.safety.command_rules",  # no command was checked
     "herald.safety.approval",
+    "herald.safety.scan_rules",  # nothing was scanned: only bundled skills, no AGENTS.md
+    "herald.safety.scan_agent",
     "herald.environments.docker",  # the local backend was chosen
     "herald.environments.bwrap",
     "herald.environments.ssh",
