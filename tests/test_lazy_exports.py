@@ -17,6 +17,7 @@ LAZY_PACKAGES = (
     "herald.skills",
     "herald.plugins",
     "herald.memory",
+    "herald.tools.web",
 )
 
 

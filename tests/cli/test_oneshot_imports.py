@@ -37,6 +37,8 @@ NEVER_IN_A_PLAIN_ONESHOT = (
     "herald.delegation",  # delegate_task is offered, not called
     "herald.tools.file_tools",  # offered, not called
     "herald.tools.write_gate",
+    "herald.tools.web.extract_tool",  # web_extract offered; web_search's check ran
+    "herald.tools.web.search_tool",
     "herald.gateway",
     "herald.acp",
     "herald.safety.command_rules",  # no command was checked
