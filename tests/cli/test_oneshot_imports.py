@@ -105,3 +105,14 @@ def test_what_a_turn_calls_is_imported(tmp_path, fake_llm):
     assert "herald.safety.command_rules" in modules
     assert "herald.environments.local" in modules
     assert "herald.delegation" not in modules  # offered, never called
+
+
+def test_a_oneshot_when_the_curator_is_not_due_does_not_load_it(tmp_path, fake_llm):
+    """The first one-shot of a home runs the skills curator (it never ran); the next one
+    only checks that it is not due, which loads none of its code."""
+    replies = (Reply.text("Done."),)
+    first = _oneshot_modules(tmp_path, fake_llm, {}, *replies)
+    assert "herald.skills.curator" in first
+    second = _oneshot_modules(tmp_path, fake_llm, {}, *replies)
+    assert "herald.skills.curator" not in second
+    assert "herald.skills.snapshots" not in second
