@@ -15,13 +15,13 @@ import herald
 from herald.testing.fake_llm import Reply
 from herald.testing.homes import fake_model_config, make_home, merge
 
-# Runs `herald chat -q` in this process and writes the Herald modules it imported.
+# Runs `herald chat -q` in this process and writes the modules it imported.
 PROBE = """
 import atexit, json, sys
 out = sys.argv.pop(1)
 def dump():
     with open(out, "w") as f:
-        json.dump(sorted(m for m in sys.modules if m.startswith("herald")), f)
+        json.dump(sorted(sys.modules), f)
 atexit.register(dump)
 from herald.cli import main
 sys.exit(main())
@@ -116,3 +116,4 @@ def test_a_oneshot_when_the_curator_is_not_due_does_not_load_it(tmp_path, fake_l
     second = _oneshot_modules(tmp_path, fake_llm, {}, *replies)
     assert "herald.skills.curator" not in second
     assert "herald.skills.snapshots" not in second
+    assert "filelock" not in second  # nothing wrote to the skill library
