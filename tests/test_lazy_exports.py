@@ -18,6 +18,7 @@ LAZY_PACKAGES = (
     "herald.plugins",
     "herald.memory",
     "herald.tools.web",
+    "herald.config",
 )
 
 
