@@ -20,7 +20,7 @@ every 100 turns, sampling RSS, descriptors, threads, the WAL and the live agents
 `herald gateway run` subprocess (see gateway_soak_turns.py):
 
 Run: python bench/gateway_soak.py --turns 5000 [--window 12000] [--idle-seconds 1800]
-     [--json]
+     [--max-agents 64] [--json]
 """
 
 from __future__ import annotations
@@ -411,6 +411,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--idle-seconds", type=float, default=1800.0, help="--turns: gateway.agent_idle_seconds"
+    )
+    parser.add_argument(
+        "--max-agents",
+        type=int,
+        default=64,
+        help="--turns: gateway.max_agents (below 50 the agents are closed and rebuilt all along)",
+    )
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="--turns: trace the gateway's allocations; print where the heap grew (slow)",
     )
     args = parser.parse_args(argv)
     if args.turns is not None:

@@ -69,6 +69,7 @@ class SoakReport:
     wal_growth: float = 0.0
     live_agents_max: int = 0
     misses: list[str] = field(default_factory=list)  # the first few lost turns, and why
+    heap_growth: list[str] = field(default_factory=list)  # --tracemalloc: where it grew
     samples: list[Sample] = field(default_factory=list)
 
 
@@ -137,6 +138,7 @@ def write_home(root: Path, llm: Any, telegram: Any, api_port: int, api_key: str,
                 "drain_seconds": 5.0,
                 "max_concurrent_turns": 8,
                 "agent_idle_seconds": args.idle_seconds,
+                "max_agents": args.max_agents,
                 "watchdog": {"check_every": 0.5},
                 "platforms": {
                     "api": {"enabled": True, "port": api_port, "api_key": api_key},
@@ -219,9 +221,10 @@ async def drive(args: argparse.Namespace) -> SoakReport:
     api_users = [f"soak-{i}" for i in range(CHATS - len(tg_users))]
     env = {**os.environ, "HERALD_HOME": str(home)}
     log = open(tmp / "gateway.stderr", "w", encoding="utf-8")  # noqa: SIM115
-    gateway = subprocess.Popen(
-        [sys.executable, "-m", "herald", "gateway", "run"], env=env, stderr=log, stdout=log
-    )
+    command = [sys.executable, "-m", "herald", "gateway", "run"]
+    if args.tracemalloc:
+        command = [sys.executable, "-c", TRACEMALLOC_MAIN, str(tmp), "gateway", "run"]
+    gateway = subprocess.Popen(command, env=env, stderr=log, stdout=log)
     replies = TelegramReplies(telegram)
     watcher = asyncio.ensure_future(replies.run())
     headers = {"Authorization": f"Bearer {api_key}"}
@@ -291,6 +294,9 @@ async def drive(args: argparse.Namespace) -> SoakReport:
             round_no += 1
             llm.forget_requests()
             report.samples.append(await sample(gateway.pid, home, turn, started))
+            baseline = 500 if args.turns > 500 else ROUND  # as the growths are measured
+            if args.tracemalloc and (turn == baseline or turn >= args.turns):
+                await snapshot(gateway.pid, tmp, turn)
             s = report.samples[-1]
             print(  # progress, on stderr so --json output stays one document
                 f"turn {s.turns:6}  {s.seconds:7.1f} s  rss {s.rss_kb / 1024:7.1f} MiB  "
@@ -317,11 +323,56 @@ async def drive(args: argparse.Namespace) -> SoakReport:
     report.model_calls = script.calls
     report.ms_per_turn = round(1000 * report.seconds / max(turn, 1), 1)
     summarize(report)
+    if args.tracemalloc:
+        report.heap_growth = heap_growth(tmp)
     return report
 
 
+# The gateway under tracemalloc: SIGUSR1 writes a snapshot to <dir>/heap-<n>.snap.
+TRACEMALLOC_MAIN = """
+import itertools, signal, sys, tracemalloc
+tracemalloc.start(12)
+where, counter = sys.argv.pop(1), itertools.count()
+def dump(*_):
+    tracemalloc.take_snapshot().dump(f"{where}/heap-{next(counter)}.snap")
+signal.signal(signal.SIGUSR1, dump)
+sys.argv[0] = "herald"
+from herald.cli import main
+main()
+"""
+
+
+async def snapshot(pid: int, tmp: Path, turn: int) -> None:
+    before = set(tmp.glob("heap-*.snap"))
+    os.kill(pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and set(tmp.glob("heap-*.snap")) == before:
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(1.0)  # the dump is written in one go; let it finish
+    (new,) = set(tmp.glob("heap-*.snap")) - before
+    new.rename(tmp / f"turn-{turn}.snap")
+
+
+def heap_growth(tmp: Path, top: int = 15) -> list[str]:
+    """Where the heap grew between the first and the last snapshot, biggest first."""
+    import tracemalloc
+
+    snaps = sorted(tmp.glob("turn-*.snap"), key=lambda p: int(p.stem.split("-")[1]))
+    if len(snaps) < 2:
+        return []
+    first, last = (tracemalloc.Snapshot.load(str(p)) for p in (snaps[0], snaps[-1]))
+    stats = last.compare_to(first, "traceback")
+    lines = []
+    for stat in stats[:top]:
+        frames = [f"{f.filename.split('/src/')[-1]}:{f.lineno}" for f in stat.traceback[-4:]]
+        lines.append(
+            f"{stat.size_diff / 1024:+9.1f} kB {stat.count_diff:+7} blocks  {' <- '.join(reversed(frames))}"
+        )
+    return lines
+
+
 async def wait_ready(client: Any, gateway: subprocess.Popen[bytes], tmp: Path) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if gateway.poll() is not None:
             raise SystemExit(f"the gateway exited; see {tmp / 'gateway.stderr'}")
@@ -331,7 +382,7 @@ async def wait_ready(client: Any, gateway: subprocess.Popen[bytes], tmp: Path) -
         except Exception:  # not listening yet
             pass
         await asyncio.sleep(0.2)
-    raise SystemExit(f"the gateway did not come up in 60 s; see {tmp / 'gateway.stderr'}")
+    raise SystemExit(f"the gateway did not come up in 180 s; see {tmp / 'gateway.stderr'}")
 
 
 async def sample(pid: int, home: Path, turns: int, started: float) -> Sample:
@@ -384,4 +435,6 @@ def run(args: argparse.Namespace) -> int:
             f"threads {report.thread_growth:+.1%}  wal {report.wal_growth:+.1%}  "
             f"(live agents at most {report.live_agents_max})"
         )
+        for line in report.heap_growth:
+            print(line)
     return 0 if report.lost == 0 else 1
