@@ -26,6 +26,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -325,6 +326,10 @@ async def drive(args: argparse.Namespace) -> SoakReport:
     summarize(report)
     if args.tracemalloc:
         report.heap_growth = heap_growth(tmp)
+    if report.lost == 0:
+        shutil.rmtree(tmp, ignore_errors=True)  # kept after a loss: gateway.stderr, logs/
+    else:
+        print(f"the run's home and logs are kept in {tmp}", file=sys.stderr)
     return report
 
 
