@@ -367,7 +367,10 @@ def run_gateway(settings: Settings, *, adapters: list[PlatformAdapter] | None = 
         return 1
     handler = setup_gateway_logging(settings)
     files.write_pid()
+    from herald.gateway.arenas import limit_malloc_arenas
     from herald.kanban.dispatch import gateway_dispatcher
+
+    limit_malloc_arenas()  # a process that lives for weeks: keep its heap compact
 
     try:
         with gateway_dispatcher(settings):  # the task board's dispatcher (kanban.in_gateway)
