@@ -81,6 +81,18 @@ async def test_a_strangers_photo_and_voice_note_are_never_read_from_signal_cli(
     assert not any("WORD-stranger" in t for t in model_user_texts(fake_llm))
 
 
+async def test_a_voice_note_is_answered_with_a_voice_note(
+    harness: SignalHarness, gateway: StartGateway, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.audio.transcript = "please say WORD-spoken"
+    await gateway()
+    harness.say(harness.owner, "", attachment=("note.aac", "audio/aac", b"AAC voice"))
+    await harness.wait_for_file("reply.mp3")
+    (spoken,) = [s for s in harness.server.sent_to(harness.owner) if s.files]
+    assert spoken.voice_note and spoken.files == (("reply.mp3", fake_llm.audio.speech),)
+    assert harness.server.attachment_reads  # the owner's note was read from signal-cli
+
+
 async def test_a_path_only_a_members_photo_could_show_waits_for_the_owner(
     harness: SignalHarness, gateway: StartGateway, fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
