@@ -13,6 +13,14 @@ Run: python bench/gateway_soak.py [--platforms telegram,discord,slack] [--messag
      [--chats 10] [--fault-every 10 30] [--seed 33] [--json]
 
 A platform joins by adding a `SoakDriver` to DRIVERS.
+
+With ``--turns N`` it is the other soak, whether one gateway process stays flat: N turns
+across 50 chats (API and Telegram) with tool calls, compressions and a session resume
+every 100 turns, sampling RSS, descriptors, threads, the WAL and the live agents of a
+`herald gateway run` subprocess (see gateway_soak_turns.py):
+
+Run: python bench/gateway_soak.py --turns 5000 [--window 12000] [--idle-seconds 1800]
+     [--max-agents 64] [--json]
 """
 
 from __future__ import annotations
@@ -395,7 +403,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--settle", type=float, default=3.0)
     parser.add_argument("--seed", type=int, default=33)
     parser.add_argument("--json", action="store_true", help="the results as JSON")
+    parser.add_argument(
+        "--turns", type=int, help="run the flatness soak instead: this many turns, 50 chats"
+    )
+    parser.add_argument(
+        "--window", type=int, default=12_000, help="--turns: model.context_length (tokens)"
+    )
+    parser.add_argument(
+        "--idle-seconds", type=float, default=1800.0, help="--turns: gateway.agent_idle_seconds"
+    )
+    parser.add_argument(
+        "--max-agents",
+        type=int,
+        default=64,
+        help="--turns: gateway.max_agents (below 50 the agents are closed and rebuilt all along)",
+    )
+    parser.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="--turns: trace the gateway's allocations; print where the heap grew (slow)",
+    )
     args = parser.parse_args(argv)
+    if args.turns is not None:
+        from gateway_soak_turns import run as run_turns  # bench/ is on sys.path
+
+        return run_turns(args)
     args.platforms = [p.strip() for p in args.platforms.split(",") if p.strip()]
     unknown = [p for p in args.platforms if p not in DRIVERS]
     if unknown:

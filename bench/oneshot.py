@@ -17,17 +17,19 @@ run costs what it costs an installed Herald, not a recompile of every module.
 `--no-bytecode` measures the compile-every-time case instead.
 
 One more run (not timed) is made under `python -X importtime`: the modules a
-one-shot imports, how many are Herald's, per Herald package, and whether any of
-cron, kanban, MCP, delegation or the gateway was imported (issue 32: a one-shot
-imports none of them unless they are enabled for its turn). `--imports` prints the
-Herald modules one per line as well.
+one-shot imports (`sys.modules` at exit less a bare interpreter's: importtime alone
+misses modules loaded with `importlib.import_module`), how many are Herald's, per
+Herald package, and whether any of cron, kanban, MCP, delegation or the gateway was
+imported (issue 32: a one-shot imports none of them unless its turn uses them).
+`--imports` prints the Herald modules one per line as well, `--top N` the N modules
+slowest to import by their own (self) time in that run.
 
 It also times `herald --version` cold. Medians over the runs are printed, one
 line per figure; `--json` prints them as one JSON object (save one run on the
 old code and pass it with `--baseline FILE` to get after/before ratios).
 
 Run: python bench/oneshot.py [--runs 7] [--api openai|anthropic]
-     [--transport lean|sdk] [--json] [--baseline before.json]
+     [--transport lean|sdk] [--json] [--baseline before.json] [--imports] [--top N]
 """
 
 from __future__ import annotations
@@ -69,30 +71,58 @@ NOT_IN_A_ONESHOT = (
 )
 
 
-def imported_modules(stderr: str) -> list[tuple[str, int]]:
-    """(module, cumulative microseconds) from `-X importtime` output, in import order."""
+def import_times(stderr: str) -> list[tuple[str, int, int]]:
+    """(module, self, cumulative microseconds) from `-X importtime` output."""
     out = []
     for line in stderr.splitlines():
         if not line.startswith("import time:") or "cumulative" in line:
             continue
-        _self, cumulative, name = line.removeprefix("import time:").split("|", 2)
-        out.append((name.strip(), int(cumulative)))
+        self_us, cumulative, name = line.removeprefix("import time:").split("|", 2)
+        out.append((name.strip(), int(self_us), int(cumulative)))
     return out
 
 
+# `-X importtime` sees only the `import` statement's path: a module loaded with
+# `importlib.import_module` (how the toolbox loads a capability) is missing from it. So
+# the module list is `sys.modules` at exit, less what a bare interpreter starts with.
+MODULES_AT_EXIT = """
+import atexit, sys
+out = sys.argv.pop(1)
+def dump():
+    with open(out, "w") as f:
+        f.write("\\n".join(sys.modules))
+atexit.register(dump)
+from herald.cli import main
+sys.exit(main())
+"""
+
+
 def import_report(
-    server: FakeLLMServer, root: Path, api: str, base_env: dict[str, str], listing: bool
+    server: FakeLLMServer,
+    root: Path,
+    api: str,
+    base_env: dict[str, str],
+    listing: bool,
+    top: int,
 ) -> dict[str, Any]:
     server.reset()
     server.enqueue(Reply.tool_call("todo", {"todos": []}), Reply.text("Done."))
     settings = make_home(root, fake_model_config(server, api))
     env = child_env(base_env, HERALD_HOME=str(settings.home.root))
-    argv = [*herald_command("-X", "importtime"), "chat", "-q", "Make an empty todo list."]
+    dump = root / "modules.txt"
+    probe = [sys.executable, "-X", "importtime", "-c", MODULES_AT_EXIT, str(dump)]
+    argv = [*probe, "chat", "-q", "Make an empty todo list."]
     proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"herald chat -q failed: {proc.stderr[-2000:]}")
-    modules = imported_modules(proc.stderr)
-    names = [name for name, _ in modules]
+    bare = subprocess.run(
+        [sys.executable, "-c", "import sys; print('\\n'.join(sys.modules))"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    names = [n for n in dump.read_text().split() if n not in set(bare)]
     herald = [n for n in names if n == "herald" or n.startswith("herald.")]
     packages: dict[str, int] = {}
     for name in herald:
@@ -102,11 +132,14 @@ def import_report(
     if listing:
         for name in herald:
             print(f"    {name}")
+    times = import_times(proc.stderr)
     return {
         "modules": len(names),
         "herald_modules": len(herald),
         "packages": dict(sorted(packages.items(), key=lambda kv: -kv[1])),
         "unwanted": unwanted,
+        "import_s": sum(self_us for _, self_us, _ in times) / 1e6,
+        "top_self": sorted(times, key=lambda t: -t[1])[:top],
     }
 
 
@@ -195,6 +228,9 @@ def main() -> None:
     )
     parser.add_argument("--no-bytecode", action="store_true", help="children compile every module")
     parser.add_argument("--imports", action="store_true", help="list the Herald modules imported")
+    parser.add_argument(
+        "--top", type=int, default=0, help="print the N modules slowest to import (self time)"
+    )
     args = parser.parse_args()
 
     variants: list[tuple[str, str | None, dict[str, str]]] = []
@@ -211,7 +247,9 @@ def main() -> None:
         }
         for name, transport, env in variants:  # warm-up: OS file cache and bytecode cache
             measure_variant(srv, Path(tmp) / f"warmup-{name}", args.api, transport, env)
-        imports = import_report(srv, Path(tmp) / "imports", args.api, base_env, args.imports)
+        imports = import_report(
+            srv, Path(tmp) / "imports", args.api, base_env, args.imports, args.top
+        )
         for index in range(args.runs):
             for name, transport, env in variants:
                 run = measure_variant(srv, Path(tmp) / f"{name}{index}", args.api, transport, env)
@@ -221,6 +259,7 @@ def main() -> None:
     result["runs"] = args.runs
     result["modules"] = imports["modules"]
     result["herald_modules"] = imports["herald_modules"]
+    result["unwanted"] = imports["unwanted"]
     if args.json:
         print(json.dumps(result))
         return
@@ -248,6 +287,12 @@ def main() -> None:
     print(f"  modules imported {imports['modules']}{before}, Herald's {imports['herald_modules']}")
     top = ", ".join(f"{name} {n}" for name, n in list(imports["packages"].items())[:12])
     print(f"  Herald modules by package: {top}")
+    if args.top:
+        print(
+            f"  slowest imports (self time; all imports {imports['import_s']:.3f} s in that run):"
+        )
+        for name, self_us, cumulative in imports["top_self"]:
+            print(f"    {self_us / 1000:7.1f} ms  (cumulative {cumulative / 1000:7.1f} ms)  {name}")
     unwanted = imports["unwanted"]
     print(
         "  cron, kanban, MCP, delegation, gateway modules imported: "

@@ -17,6 +17,8 @@ LAZY_PACKAGES = (
     "herald.skills",
     "herald.plugins",
     "herald.memory",
+    "herald.tools.web",
+    "herald.config",
 )
 
 

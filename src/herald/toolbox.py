@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from herald.tools.offers import catalog_entry
 from herald.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -103,18 +107,56 @@ CAPABILITY_MODULES: tuple[str, ...] = tuple(
 )
 
 
+# The built-in tools' offers (definition, requires_env, check; herald.tools.offers),
+# compiled from their modules by `compile_offers` and shipped beside this file, so that
+# offering a tool imports nothing: its module loads when the tool is first called.
+# tests/tools/test_tool_offers.py fails when it differs from the modules; regenerate it
+# with `python -m herald.toolbox --write-offers`.
+OFFERS_FILE = Path(__file__).with_name("tool_offers.json")
+
+
 def _load(module: str) -> tuple[ToolSpec, ...]:
     return tuple(importlib.import_module(module).TOOLS)
+
+
+@functools.cache
+def shipped_offers() -> dict[str, Any]:
+    """The catalog shipped with Herald (empty when the file is missing: every tool is
+    then offered by importing its module, as before there was a catalog)."""
+    try:
+        return json.loads(OFFERS_FILE.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
 
 
 def builtin_tools(capabilities: Iterable[Capability] = CAPABILITIES) -> ToolRegistry:
     """A new registry with `capabilities` declared on it (none of them imported yet)."""
     registry = ToolRegistry()
+    offers = shipped_offers()
     for capability in capabilities:
         registry.declare(
-            capability.tools, capability.toolset, functools.partial(_load, capability.module)
+            capability.tools,
+            capability.toolset,
+            functools.partial(_load, capability.module),
+            {name: offers[name] for name in capability.tools if name in offers},
         )
     return registry
+
+
+def compile_offers(
+    capabilities: Iterable[Capability] = (*CAPABILITIES, *GATEWAY_CAPABILITIES),
+) -> dict[str, Any]:
+    """The catalog of `capabilities` (their modules are imported): tool name → entry."""
+    out: dict[str, Any] = {}
+    for capability in capabilities:
+        for spec in _load(capability.module):
+            out[spec.name] = catalog_entry(spec)
+    return dict(sorted(out.items()))
+
+
+def write_offers(path: Path = OFFERS_FILE) -> None:
+    text = json.dumps(compile_offers(), indent=1, ensure_ascii=False)
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def gateway_tools() -> ToolRegistry:
@@ -146,6 +188,15 @@ __all__ = [
     "Capability",
     "agent_tools",
     "builtin_tools",
+    "compile_offers",
     "default_registry",
     "gateway_tools",
+    "shipped_offers",
+    "write_offers",
 ]
+
+if __name__ == "__main__":  # python -m herald.toolbox --write-offers
+    if sys.argv[1:] != ["--write-offers"]:
+        sys.exit("usage: python -m herald.toolbox --write-offers")
+    write_offers()
+    print(f"wrote {OFFERS_FILE}")

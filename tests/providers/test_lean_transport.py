@@ -85,6 +85,20 @@ def test_calls_reuse_one_kept_alive_connection(server, api, stream):
     assert len({r.connection_id for r in server.model_requests()}) == 1
 
 
+def test_transports_to_one_origin_share_the_kept_alive_connections(server):
+    """A gateway holds an agent (a transport) per chat: sockets must follow the calls in
+    flight, not the agents alive, and closing one agent must not cut the others'."""
+    transports = [lean_transport(server, "openai") for _ in range(5)]
+    for number, transport in enumerate(transports):
+        server.enqueue(Reply.text(f"reply {number}"))
+        reply = transport.call(transport.build_request(MESSAGES, None, SETTINGS))
+        assert reply.text == f"reply {number}"
+    transports[0].close()
+    server.enqueue(Reply.text("after a close"))
+    assert transports[1].call(transports[1].build_request(MESSAGES, None, SETTINGS)).text
+    assert len({r.connection_id for r in server.model_requests()}) == 1
+
+
 def cut_idle_connections(server) -> None:
     """What a server does to an idle keep-alive connection it times out."""
     with server._lock:

@@ -203,6 +203,16 @@ def seeded(store: StateStore) -> tuple[str, list[StoredMessage]]:
     return sid, [system, *conversation(store, sid, 4)]  # 9 rows: system + 8
 
 
+def test_the_newest_message_id_is_the_last_row_written(store: StateStore) -> None:
+    assert store.newest_message_id(store.create_session()) is None
+    sid, rows = seeded(store)
+    assert store.newest_message_id(sid) == rows[-1].id
+    summary = store.archive_and_compact(
+        sid, [m.id for m in rows[1:6]], [{"role": "user", "content": "[summary]"}]
+    )
+    assert store.newest_message_id(sid) == summary[0].id  # written last, placed mid-history
+
+
 def test_archive_and_compact_replaces_a_middle_run(store: StateStore) -> None:
     sid, rows = seeded(store)
     head, middle, tail = rows[:1], rows[1:6], rows[6:]

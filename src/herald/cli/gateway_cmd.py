@@ -116,7 +116,8 @@ def status(
         else "-"
     )
     write_stdout(
-        f"{info.state} (pid {info.pid}) since {since}; running turns: {info.running_turns}\n"
+        f"{info.state} (pid {info.pid}) since {since}; running turns: {info.running_turns}; "
+        f"live agents: {info.live_agents}\n"
     )
     if not info.health:
         write_stdout(f"platforms: {', '.join(info.platforms) or 'none'}\n")

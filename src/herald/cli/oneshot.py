@@ -18,6 +18,7 @@ from herald.cli.common import (
     write_stdout,
 )
 from herald.cli.interaction import HumanChannel, humans_for
+from herald.cli.startup import resume_collection
 from herald.cli.turns import build_agent, expand_skill_command, wait_interruptibly
 
 if TYPE_CHECKING:
@@ -146,6 +147,7 @@ def run_oneshot(
         )
         try:
             attached = attach_images(agent, images)
+            resume_collection()  # the process's start-up is over (see herald.cli.startup)
             handle = agent.start_turn(
                 query,
                 callbacks=_status_callbacks(attended=attended),

@@ -136,6 +136,9 @@ def main_if_oneshot(argv: list[str]) -> bool:
     args = parse_oneshot(argv)
     if args is None:
         return False
+    from herald.cli.startup import pause_collection
+
+    pause_collection()  # run_oneshot resumes collection when the turn starts
     code = run_quick(args)
     sys.stdout.flush()
     if code:

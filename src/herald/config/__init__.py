@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from herald.config.home import (
     HeraldHome,
@@ -38,20 +39,6 @@ from herald.config.schema import (
 from herald.config.schema_budget import BudgetConfig, ModelPricing, SourceBudget
 from herald.config.schema_checkpoints import CheckpointsConfig
 from herald.config.schema_trust import TrustConfig
-from herald.config.secret_strength import (
-    ENTRANCE_SECRETS,
-    WEB_LOGIN,
-    EntranceSecret,
-    WeakSecretError,
-    check_entrance,
-    entrance_env_name,
-    entrance_label,
-    entrance_secret_problem,
-    fix_hint,
-    is_loopback,
-    require_entrance,
-    secret_problem,
-)
 from herald.config.secrets import (
     ENV_NAME_RE,
     MissingSecretError,
@@ -65,6 +52,41 @@ from herald.config.shared_file import (
     SharedFileLockTimeout,
     update_shared_file,
 )
+from herald.lazy import lazy_exports
+
+if TYPE_CHECKING:  # loaded on first use: only the served entrances check secrets' strength
+    from herald.config.secret_strength import (
+        ENTRANCE_SECRETS,
+        WEB_LOGIN,
+        EntranceSecret,
+        WeakSecretError,
+        check_entrance,
+        entrance_env_name,
+        entrance_label,
+        entrance_secret_problem,
+        fix_hint,
+        is_loopback,
+        require_entrance,
+        secret_problem,
+    )
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "herald.config.secret_strength": (
+        "ENTRANCE_SECRETS",
+        "WEB_LOGIN",
+        "EntranceSecret",
+        "WeakSecretError",
+        "check_entrance",
+        "entrance_env_name",
+        "entrance_label",
+        "entrance_secret_problem",
+        "fix_hint",
+        "is_loopback",
+        "require_entrance",
+        "secret_problem",
+    ),
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 
 @dataclass

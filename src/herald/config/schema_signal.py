@@ -21,7 +21,7 @@ class SignalPlatformConfig(StrictModel):
     )
     attachments_dir: str | None = Field(
         None,
-        description="signal-cli's attachments folder (default ~/.local/share/signal-cli/attachments)",
+        description="no longer read: attachments come through signal-cli's getAttachment",
     )
     keepalive_seconds: float = Field(
         15.0, gt=0, description="signal-cli's keep-alive interval on the event stream"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from herald.tools import (
+    Offered,
     ToolContext,
     ToolOverlay,
     ToolRegistry,
@@ -128,6 +129,10 @@ class ChildToolGate(ToolOverlay):
     def get(self, name: str) -> ToolSpec | None:
         spec = super().get(name)
         return spec if spec is not None and self._listed(name, spec.toolset) else None
+
+    def offer(self, name: str) -> Offered | None:
+        offer = super().offer(name)
+        return offer if offer is not None and self._listed(name, offer.toolset) else None
 
     def _toolset_of(self) -> dict[str, str]:
         return {n: t for n, t in super()._toolset_of().items() if self._listed(n, t)}

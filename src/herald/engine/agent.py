@@ -104,6 +104,7 @@ class Agent(RuntimeParts):
         self._pending_stop = False
         self._pending_steer: list[str] = []
         self._background = Background()
+        self._closed = False
         tool_context = ToolContext(
             home=home,
             config=config,
@@ -658,7 +659,15 @@ class Agent(RuntimeParts):
             if thread is not None and thread.is_alive():
                 thread.join(timeout)
 
+    @property
+    def closed(self) -> bool:
+        """close() has run: the session's handles (client, tools, environment) are released."""
+        return self._closed
+
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self.wait_for_background()
         self.client.close()
         if self._aux is not None:

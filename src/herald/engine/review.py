@@ -184,11 +184,14 @@ def maybe_curate(rt: SessionRuntime) -> threading.Thread | None:
     if rt.options.source == "review":
         return None
     try:
-        from herald.skills import Curator, SkillLibrary
+        from herald.skills import SkillLibrary, curator_due
 
-        curator = Curator(SkillLibrary(rt.home, rt.config), rt.config, rt.home)
-        if not curator.due():
-            return None
+        library = SkillLibrary(rt.home, rt.config)
+        if not curator_due(rt.config.curator, library.usage, library.clock()):
+            return None  # the usual case: the curator's own code is not even imported
+        from herald.skills import Curator
+
+        curator = Curator(library, rt.config, rt.home)
     except Exception as exc:  # curating is housekeeping; it never breaks a turn
         log.warning("skills curator unavailable: %s", exc)
         return None

@@ -330,8 +330,10 @@ def _start_crons(runner: GatewayRunner) -> list[Any]:
 async def _chores(
     runner: GatewayRunner, watchdog: Watchdog, files: RunFiles, status: GatewayStatus
 ) -> None:
-    """The watchdog's pass and the status file, every `watchdog.check_every` seconds
-    (at most STATUS_EVERY), and the agent cache sweep."""
+    """The watchdog's pass, the status file and the release of idle agents, every
+    `watchdog.check_every` seconds (at most STATUS_EVERY), so an agent idle for
+    `gateway.agent_idle_seconds` is closed within one pass even when nothing arrives;
+    the ledgers are pruned every SWEEP_EVERY."""
     last_sweep = time.monotonic()
     every = min(STATUS_EVERY, runner.config.watchdog.check_every)
     while True:
@@ -343,10 +345,11 @@ async def _chores(
             status.undelivered = report["undelivered"]
         except Exception:  # the watchdog must outlive whatever it watches
             log.exception("the gateway watchdog's check failed")
+        runner.cache.evict()
         status.running_turns = runner.running_turns
+        status.live_agents = len(runner.cache)
         files.write_status(status)
         if time.monotonic() - last_sweep >= SWEEP_EVERY:
-            runner.cache.evict()
             try:  # answered events and settled replies are kept a week, then forgotten
                 runner.inbound.prune(time.time() - LEDGER_DAYS * 86400)
                 runner.outbox.prune(time.time() - LEDGER_DAYS * 86400)
@@ -364,7 +367,10 @@ def run_gateway(settings: Settings, *, adapters: list[PlatformAdapter] | None = 
         return 1
     handler = setup_gateway_logging(settings)
     files.write_pid()
+    from herald.gateway.arenas import limit_malloc_arenas
     from herald.kanban.dispatch import gateway_dispatcher
+
+    limit_malloc_arenas()  # a process that lives for weeks: keep its heap compact
 
     try:
         with gateway_dispatcher(settings):  # the task board's dispatcher (kanban.in_gateway)

@@ -97,29 +97,42 @@ class PreparedTurn:
     answerable: bool = True
 
 
+class FileTooLarge(Exception):
+    """Raised by an `InboundFile.fetch` that learns the size only from the platform (and
+    stops there rather than download past the limit)."""
+
+
 async def _materialize(
-    file: InboundFile, folder: Path, max_bytes: int, problems: list[str]
+    file: InboundFile, folder: Path, max_bytes: int, problems: list[str], notes: list[str]
 ) -> InboundFile | None:
-    """`file` saved into `folder` (fetched now when the adapter deferred it)."""
+    """`file` saved into `folder` (fetched now when the adapter deferred it). A file that
+    was not saved is said in the chat and noted for the model, which would otherwise
+    read "see attached" about nothing."""
     if file.path is not None:
         return file
     if file.fetch is None:
         return None
+    too_large = f"it is larger than {max_bytes // 1024:,} KiB"
     if file.size is not None and file.size > max_bytes:
-        problems.append(f"{file.name} was not saved: it is larger than {max_bytes // 1024:,} KiB")
+        problems.append(f"{file.name} was not saved: {too_large}")
+        notes.append(f"{file.name} ({file.mime}), not saved: {too_large}")
         return None
     try:
         data = await file.fetch()
     except asyncio.CancelledError:
         raise
+    except FileTooLarge:
+        data = None
     except Exception as exc:
         log.warning("fetching %s failed: %s", file.name, exc)
         problems.append(
             f"{file.name} could not be downloaded ({type(exc).__name__}); send it again"
         )
+        notes.append(f"{file.name} ({file.mime}), not saved: the download failed")
         return None
-    if len(data) > max_bytes:
-        problems.append(f"{file.name} was not saved: it is larger than {max_bytes // 1024:,} KiB")
+    if data is None or len(data) > max_bytes:
+        problems.append(f"{file.name} was not saved: {too_large}")
+        notes.append(f"{file.name} ({file.mime}), not saved: {too_large}")
         return None
     saved = receive_file(folder, file.name, data, file.mime, voice=file.voice)
     return replace(saved, name=file.name)
@@ -145,7 +158,7 @@ async def prepare_turn(
     others = 0
     heard_voice = False
     for original in event.files:
-        file = await _materialize(original, folder, max_bytes, problems)
+        file = await _materialize(original, folder, max_bytes, problems, notes)
         if file is None:
             continue
         if not any(str(file.path) in note for note in event.media):  # not described yet
@@ -205,6 +218,7 @@ async def speak_reply(
 
 
 __all__ = [
+    "FileTooLarge",
     "PreparedTurn",
     "describe",
     "guess_mime",

@@ -150,6 +150,17 @@ def build_agent(
     )
 
 
+def knows_newest_row(agent: Any, store: StateStore) -> bool:
+    """Whether the agent's history in memory ends with the newest row stored for its
+    session (nobody else wrote to it since). An agent whose history is not loaded yet
+    loads it on its first turn, so it is current."""
+    transcript = agent.transcript
+    if transcript is None or agent.session_id is None:
+        return True
+    mine = max((m.row_id for m in transcript.messages if m.row_id is not None), default=None)
+    return store.newest_message_id(agent.session_id) == mine
+
+
 class SessionManager:
     def __init__(
         self,
@@ -181,11 +192,17 @@ class SessionManager:
         `release`."""
         session_id = self.state.session_for(request.key)
         entry = self.cache.get(request.key)
-        if entry is not None and session_id is not None and entry.agent.session_id == session_id:
-            self.cache.pin(request.key)
-            return entry.agent
-        settings = self.settings_for(request.profile)
         store = self.store_for(request.profile)
+        if entry is not None and session_id is not None and entry.agent.session_id == session_id:
+            if knows_newest_row(entry.agent, store):
+                self.cache.pin(request.key)
+                return entry.agent
+            # Someone else wrote to the session since (another entrance bound to it, another
+            # process): an agent answering from its old view would leave that out, and its
+            # next compression would name rows that are no longer there. Rebuild it.
+            log.info("session %s changed outside agent %s; rebuilding it", session_id, request.key)
+            self.cache.discard(request.key)
+        settings = self.settings_for(request.profile)
         if self.tools is None:
             from herald.toolbox import gateway_tools
 

@@ -81,9 +81,9 @@ class Rule:
     statuses: frozenset[int] | None = None
     status_range: tuple[int, int] | None = None
     not_statuses: frozenset[int] = frozenset()
-    code: re.Pattern[str] | None = None
-    error_type: re.Pattern[str] | None = None
-    message: re.Pattern[str] | None = None
+    code: LazyPattern | None = None
+    error_type: LazyPattern | None = None
+    message: LazyPattern | None = None
     # code, type and message conditions: any one suffices (they are alternatives)
 
     def matches(self, err: ProviderError) -> bool:
@@ -115,8 +115,25 @@ class Rule:
         return False
 
 
-def _re(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
+class LazyPattern:
+    """A case-insensitive regular expression compiled on its first search: the table
+    below holds some thirty, and a process that meets no provider error needs none."""
+
+    __slots__ = ("_compiled", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled: re.Pattern[str] | None = None
+
+    def search(self, text: str) -> re.Match[str] | None:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.pattern, re.IGNORECASE)
+        return compiled.search(text)
+
+
+def _re(pattern: str) -> LazyPattern:
+    return LazyPattern(pattern)
 
 
 # Statuses servers deliver a context overflow on (proxies turn it into 502/503/529).

@@ -43,10 +43,16 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from herald.safety.redaction import redact
-from herald.safety.scan_agent import fold
-from herald.safety.scan_rules import INVISIBLE_RULES, RULES, SCAN_RULES
+
+if TYPE_CHECKING:
+    from herald.safety.scan_rules import SCAN_RULES
+
+# The rule tables (herald.safety.scan_rules, herald.safety.scan_agent) compile some
+# hundred regular expressions when imported, so they load with the first scan (or the
+# first read of SCAN_RULES): a process that imports scan_text and never scans pays nothing.
 
 SCAN_KINDS = frozenset({"memory", "context_file", "cron_prompt", "skill", "script", "webhook"})
 
@@ -193,6 +199,8 @@ def _invisible(text: str) -> list[ScanFinding]:
     if text.isascii():
         return []
     skip = 1 if text.startswith("\ufeff") else 0
+    from herald.safety.scan_rules import INVISIBLE_RULES
+
     found: list[ScanFinding] = []
     for rule, pattern in _INVISIBLE:
         m = pattern.search(text, skip)
@@ -228,6 +236,9 @@ def scan_text(text: str, *, kind: str, lenient: bool = False) -> ScanResult:
         raise ValueError(
             f"unknown scan kind {kind!r}: expected one of {', '.join(sorted(SCAN_KINDS))}"
         )
+    from herald.safety.scan_agent import fold
+    from herald.safety.scan_rules import RULES
+
     findings = _invisible(text)
     stored = strip_invisible(text) if lenient else text
     clean = _clean(text)
@@ -271,6 +282,14 @@ def scan_text(text: str, *, kind: str, lenient: bool = False) -> ScanResult:
     return ScanResult(
         blocked=bool(reasons), reasons=reasons, findings=tuple(findings), kind=kind, text=stored
     )
+
+
+def __getattr__(name: str) -> object:
+    if name == "SCAN_RULES":  # loaded with the rule tables, on first use
+        from herald.safety.scan_rules import SCAN_RULES
+
+        return SCAN_RULES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["SCAN_KINDS", "SCAN_RULES", "ScanFinding", "ScanResult", "scan_text", "strip_invisible"]

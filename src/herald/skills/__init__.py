@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # for type checkers; at run time each name loads on first use
     )
     from herald.skills.skill import Skill, SkillSource
     from herald.skills.snapshots import Snapshot, SnapshotError
-    from herald.skills.usage import SkillUsage, UsageStore
+    from herald.skills.usage import SkillUsage, UsageStore, curator_due
     from herald.skills.validation import (
         MAX_DESCRIPTION_CHARS,
         SKILL_FILE,
@@ -81,6 +81,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "herald.skills.usage": (
         "SkillUsage",
         "UsageStore",
+        "curator_due",
     ),
     "herald.skills.validation": (
         "MAX_DESCRIPTION_CHARS",
@@ -117,6 +118,7 @@ __all__ = [
     "archive_skill",
     "archived_skills",
     "create_skill",
+    "curator_due",
     "default_bundled_dir",
     "edit_skill",
     "patch_skill",

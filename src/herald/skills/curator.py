@@ -35,7 +35,7 @@ from herald.skills.snapshots import (
     prune_snapshots,
     restore_snapshot,
 )
-from herald.skills.usage import SkillState, SkillUsage
+from herald.skills.usage import SkillState, SkillUsage, curator_due
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,10 +107,7 @@ class Curator:
 
     def due(self) -> bool:
         """Enabled, and `interval_hours` have passed since the last run (or it never ran)."""
-        if not self.config.enabled:
-            return False
-        last = self.library.usage.last_curator_run()
-        return last is None or self.clock() - last >= self.config.interval_hours * 3600
+        return curator_due(self.config, self.library.usage, self.clock())
 
     def maybe_run(self) -> CuratorReport | None:
         """Run if due; never raises (the curator must not disturb an idle agent)."""

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
-from filelock import FileLock
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 LOCK_FILE = ".lock"
 LOCK_TIMEOUT_SECONDS = 10.0
@@ -17,6 +19,8 @@ MAX_LISTED_FILES = 200
 
 def library_lock(skills_dir: Path) -> FileLock:
     """The lock every writer of `skills_dir` holds (skill writes, curator, rollback)."""
+    from filelock import FileLock  # ~20 modules: only a process that writes skills needs them
+
     skills_dir.mkdir(parents=True, exist_ok=True)
     return FileLock(str(skills_dir / LOCK_FILE), timeout=LOCK_TIMEOUT_SECONDS)
 

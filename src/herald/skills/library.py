@@ -280,8 +280,6 @@ class SkillLibrary:
         source: SkillSource,
         layout_category: str | None,
     ) -> Skill:
-        from herald.safety import scan_text
-
         skill_file = skill_dir / SKILL_FILE
         text = read_skill_file(skill_file)
         try:
@@ -291,6 +289,9 @@ class SkillLibrary:
         except SkillValidationError as exc:
             raise SkillValidationError(exc.problems, path=skill_file) from None
         if source != "bundled":  # bundled skills are reviewed and tested before release
+            # Imported here: a home with only the bundled skills never loads the scanner.
+            from herald.safety import scan_text
+
             scan = scan_text(text, kind="skill")
             if scan.blocked:
                 raise SkillValidationError(

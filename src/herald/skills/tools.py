@@ -15,6 +15,7 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any, Literal
 
+from herald.skills.availability import skills_enabled
 from herald.skills.files import UnsafePathError, list_files, resolve_inside
 from herald.skills.library import SkillLibrary
 from herald.skills.manage import (
@@ -57,10 +58,6 @@ def library_for(ctx: ToolContext) -> SkillLibrary:
 def clear_library_cache() -> None:
     with _libraries_lock:
         _libraries.clear()
-
-
-def skills_enabled(ctx: ToolContext) -> bool:
-    return ctx.config is None or ctx.config.skills.enabled
 
 
 def _entry(skill: Skill) -> dict[str, Any]:

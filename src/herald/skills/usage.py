@@ -17,10 +17,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from herald.config.shared_file import read_shared_text, update_shared_file
 from herald.skills.files import LOCK_TIMEOUT_SECONDS
+
+if TYPE_CHECKING:
+    from herald.config.schema_skills import CuratorConfig
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +161,16 @@ class UsageStore:
 
     def set_last_curator_run(self, when: float) -> None:
         self._edit(lambda data: data["curator"].__setitem__("last_run", when))
+
+
+def curator_due(config: CuratorConfig, usage: UsageStore, now: float) -> bool:
+    """Whether the curator should run: enabled, and `interval_hours` have passed since its
+    last run (or it never ran). Here, beside the sidecar that records the last run, so
+    the check after every turn loads none of the curator's code (snapshots, archiving)."""
+    if not config.enabled:
+        return False
+    last = usage.last_curator_run()
+    return last is None or now - last >= config.interval_hours * 3600
 
 
 def _empty() -> dict[str, Any]:

@@ -30,6 +30,7 @@ class GatewayStatus:
     updated_at: float | None = None
     platforms: list[str] = field(default_factory=list)
     running_turns: int = 0
+    live_agents: int = 0  # agents held in memory (the gateway's agent cache)
     detail: str = ""
     # Per platform (herald.gateway.health.PlatformHealth as a dict): state, reason, last
     # receive/send, restarts in the last hour, undelivered replies.

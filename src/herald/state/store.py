@@ -431,6 +431,15 @@ class StateStore:
         rows = self._read(f"SELECT COUNT(*) FROM messages WHERE session_id = ?{active}", (sid,))
         return int(rows[0][0])
 
+    def newest_message_id(self, sid: str) -> int | None:
+        """The id of the session's most recently written row (active or not), None if it
+        has none: a holder of the session's history compares it with the newest row it
+        knows to tell whether someone else wrote since (one index probe)."""
+        rows = self._read(
+            "SELECT id FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (sid,)
+        )
+        return int(rows[0][0]) if rows else None
+
     def archive_and_compact(
         self, sid: str, replace_ids: Sequence[int], new_messages: Sequence[Mapping[str, Any]]
     ) -> list[StoredMessage]:

@@ -185,8 +185,15 @@ class FakeWhatsAppServer(PeriodicDrops):
             file_name, mime, data = media
             media_id = f"in{next(self._ids)}"
             self.media[media_id] = (file_name, mime, data)
+            # A recording made in WhatsApp is an `audio` with "voice": true (OGG/Opus);
+            # audio carries no caption.
             kind = "image" if mime.startswith("image/") else "document"
-            body: dict[str, Any] = {"id": media_id, "mime_type": mime, "caption": text}
+            body: dict[str, Any] = {"id": media_id, "mime_type": mime}
+            if mime.startswith("audio/"):
+                kind = "audio"
+                body["voice"] = mime.startswith("audio/ogg")
+            else:
+                body["caption"] = text
             body["sha256"] = hashlib.sha256(data).hexdigest()
             if kind == "document":
                 body["filename"] = file_name

@@ -27,6 +27,7 @@ from herald.tools.guardrails import (
     resolve_hard_stop,
 )
 from herald.tools.hooks import HOOK_EVENTS, ToolHooks
+from herald.tools.offers import Offered, ToolOffer
 from herald.tools.planner import PARALLEL, SEQUENTIAL, canonical_path, plan_tool_batch
 from herald.tools.ports import (
     ChangeGuard,
@@ -83,11 +84,13 @@ __all__ = [
     "HistoryStore",
     "MemoryHandle",
     "NestedTools",
+    "Offered",
     "PathScope",
     "RequestSnapshot",
     "ToolArgumentError",
     "ToolContext",
     "ToolHooks",
+    "ToolOffer",
     "ToolOverlay",
     "ToolRegistry",
     "ToolResult",

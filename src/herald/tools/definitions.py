@@ -99,7 +99,7 @@ def select_tools(
 
     def build() -> ToolSelection:
         if explicit is not None:
-            missing = sorted(n for n in set(explicit) if registry.get(n) is None)
+            missing = sorted(n for n in set(explicit) if registry.offer(n) is None)
             if missing:
                 log.warning("requested tools are not registered: %s", ", ".join(missing))
         names = available_tool_names(

@@ -32,7 +32,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -41,6 +41,7 @@ from herald.safety.provenance import untrusted
 from herald.tools.change_intent import change_intent
 from herald.tools.coercion import coerce_arguments
 from herald.tools.hooks import ToolHooks, Veto
+from herald.tools.offers import Offered, ToolOffer, as_json
 from herald.tools.results import limit_result
 
 if TYPE_CHECKING:
@@ -313,12 +314,25 @@ def to_result_text(value: Any) -> str:
 
 class DeclaredTools:
     """Tools named before their module is imported: `load` gives their specs the first
-    time one of them is looked up (a turn offers it, a call runs it)."""
+    time one of them is looked up (a call runs it, or a turn offers it and no catalog
+    entry describes it). With `offers` (a catalog: name → `catalog_entry`), offering
+    them imports nothing (see `herald.tools.offers`)."""
 
-    def __init__(self, names: Iterable[str], toolset: str, load: Callable[[], Iterable[ToolSpec]]):
+    def __init__(
+        self,
+        names: Iterable[str],
+        toolset: str,
+        load: Callable[[], Iterable[ToolSpec]],
+        offers: Mapping[str, Mapping[str, Any]] | None = None,
+    ):
         self.names = tuple(names)
         self.toolset = toolset
         self.load = load
+        self.offers = {
+            name: ToolOffer.from_catalog(name, toolset, entry)
+            for name, entry in (offers or {}).items()
+            if name in self.names
+        }
 
     def specs(self) -> tuple[ToolSpec, ...]:
         specs = tuple(self.load())
@@ -329,6 +343,14 @@ class DeclaredTools:
                 f"a capability declared tools {declared} but its module gives {loaded}; "
                 "make the declaration (herald.toolbox) name exactly the module's tools"
             )
+        for spec in specs:
+            offer = self.offers.get(spec.name)
+            if offer is not None and offer.body != as_json(spec.definition()):
+                log.warning(
+                    "the tool catalog's definition of %s differs from its module's "
+                    "(regenerate it: python -m herald.toolbox --write-offers)",
+                    spec.name,
+                )
         return specs
 
 
@@ -354,10 +376,15 @@ class ToolRegistry:
         self._generation = value
 
     def declare(
-        self, names: Iterable[str], toolset: str, load: Callable[[], Iterable[ToolSpec]]
+        self,
+        names: Iterable[str],
+        toolset: str,
+        load: Callable[[], Iterable[ToolSpec]],
+        offers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        """Name tools of `toolset` whose specs `load` gives when one is first looked up."""
-        declared = DeclaredTools(names, toolset, load)
+        """Name tools of `toolset` whose specs `load` gives when one is first looked up;
+        `offers` (catalog entries by name) lets them be offered without loading."""
+        declared = DeclaredTools(names, toolset, load, offers)
         with self._lock:
             for name in declared.names:
                 self._tools.pop(name, None)
@@ -378,6 +405,18 @@ class ToolRegistry:
                         del self._pending[spec.name]
                         self._tools[spec.name] = spec
         return self._tools.get(name)
+
+    def offer(self, name: str) -> Offered | None:
+        """What offering `name` to the model takes (its definition and availability):
+        the spec when loaded, else the catalog's entry (nothing is imported), else the
+        spec loaded now. None for an unknown tool."""
+        spec = self._tools.get(name)
+        if spec is not None:
+            return spec
+        declared = self._pending.get(name)
+        if declared is not None and name in declared.offers:
+            return declared.offers[name]
+        return self._own(name)
 
     def _toolset_of(self) -> dict[str, str]:
         """Every tool's toolset, loaded or only declared (nothing is imported)."""
@@ -481,8 +520,8 @@ class ToolRegistry:
 
     def definitions(self, names: Sequence[str]) -> list[dict[str, Any]]:
         """Definitions for `names`, in that order; unknown names are skipped."""
-        specs = [self.get(n) for n in names]
-        return [spec.definition() for spec in specs if spec is not None]
+        offers = [self.offer(n) for n in names]
+        return [offer.definition() for offer in offers if offer is not None]
 
     def restore_state(self, messages: list[dict[str, Any]], ctx: ToolContext) -> None:
         """Let each tool the transcript called rebuild its per-agent state from it (a tool
@@ -596,6 +635,11 @@ class ToolOverlay(ToolRegistry):
     def get(self, name: str) -> ToolSpec | None:
         spec = self._own(name)
         return spec if spec is not None else self.base.get(name)
+
+    def offer(self, name: str) -> Offered | None:
+        if name in self._tools or name in self._pending:
+            return super().offer(name)
+        return self.base.offer(name)
 
     def _toolset_of(self) -> dict[str, str]:
         return {**self.base._toolset_of(), **super()._toolset_of()}

@@ -33,7 +33,8 @@ from herald.tools.registry import ToolContext
 
 if TYPE_CHECKING:
     from herald.config import HeraldConfig, Secrets
-    from herald.tools.registry import ToolRegistry, ToolSpec
+    from herald.tools.offers import Offered
+    from herald.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -257,7 +258,7 @@ def remove_disabled(
         if table.is_bundle(name):
             hidden -= set(table.expand(CORE))  # a bundle's core tools stay
         removed |= hidden
-    return [t for t in tools if t not in removed and table.registry.get(t) is not None]
+    return [t for t in tools if t not in removed and table.registry.offer(t) is not None]
 
 
 def _merge(into: list[str], tools: Iterable[str]) -> None:
@@ -309,7 +310,7 @@ def _context_key(ctx: ToolContext) -> str:
 
 
 def is_available(
-    spec: ToolSpec,
+    spec: Offered,
     secrets: Secrets | None,
     cache: CheckCache | None = None,
     config: HeraldConfig | None = None,
@@ -363,8 +364,8 @@ def available_tool_names(
         )
     out: list[str] = []
     for name in resolved:
-        spec = registry.get(name)
-        if spec is not None and is_available(spec, secrets, cache, config) and name not in out:
+        offer = registry.offer(name)  # a catalog entry: the tool's module is not imported
+        if offer is not None and is_available(offer, secrets, cache, config) and name not in out:
             out.append(name)
     return out
 

@@ -32,6 +32,7 @@ _CODE_LINE = re.compile(r"^\s+(approve|deny) ([0-9A-F]{4})(?: (session|always))?
 
 class EmailHarness(PlatformHarness):
     name = "email"
+    media = True
     owner = OWNER
     member = MEMBER
     thread_a = thread_b = ""

@@ -22,6 +22,7 @@ KEEPALIVE = 0.3
 
 class SignalHarness(PlatformHarness):
     name = "signal"
+    media = True
     owner = OWNER
     member = MEMBER
     thread_a = "+R3JvdXAtQQ=="  # a group id that starts like a phone number
@@ -61,11 +62,11 @@ class SignalHarness(PlatformHarness):
         attachment: tuple[str, str, bytes] | None = None,
     ) -> str:
         attachments = []
-        if attachment is not None:
+        if attachment is not None:  # as a Signal app sends it: audio is a voice note (AAC)
             name, mime, content = attachment
-            attachments = [
-                {"contentType": mime, "filename": name, "id": "att1", "size": len(content)}
-            ]
+            voice = mime.startswith("audio/")
+            mime = "audio/aac" if voice else mime
+            attachments = [self.server.attach(name, mime, content, voice=voice)]
         group = self._group(where, thread)
         ts = self.server.user_message(
             user, text, group_id=group, attachments=attachments, mentions_bot=group is not None

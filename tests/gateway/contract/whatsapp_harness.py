@@ -28,6 +28,7 @@ PATH = "/whatsapp/webhook"
 
 class WhatsAppHarness(PlatformHarness):
     name = "whatsapp"
+    media = True
     owner = OWNER
     member = MEMBER
     thread_a = thread_b = ""

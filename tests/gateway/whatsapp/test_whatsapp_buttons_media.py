@@ -101,3 +101,29 @@ async def test_media_over_the_limit_is_noted_not_saved(
     folder = Path(running.settings.config.gateway.cwd or "") / "attachments"
     assert not (folder / "big.bin").exists()
     assert any("big.bin" in t and "not saved" in t for t in model_user_texts(fake_llm))
+
+
+async def test_a_voice_note_is_answered_with_an_audio_message(
+    wa: WhatsAppHarness, whatsapp_gateway: StartGateway, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.audio.transcript = "please say WORD-spoken"
+    await whatsapp_gateway()
+    wa.say(OWNER, "", attachment=("rec.ogg", "audio/ogg", b"OggS voice"))
+    await wa.wait_for(lambda s: s.text == "echo WORD-spoken", "the answer")
+    await wa.wait_for_file("reply.mp3")
+    (spoken,) = [s for s in wa.server.sent_to(OWNER) if s.media is not None]
+    assert spoken.kind == "audio" and spoken.media == ("reply.mp3", fake_llm.audio.speech)
+
+
+async def test_media_of_a_number_the_gateway_allows_is_fetched_too(
+    wa: WhatsAppHarness, whatsapp_gateway: StartGateway, fake_llm: FakeLLMServer
+) -> None:
+    """The gateway decides who may talk (its allowlists, pairing, identities), and the
+    media of whoever it lets in is fetched: the adapter keeps no narrower list of its own
+    (it used to, so a number allowed only gateway-wide had its photo left unsaved)."""
+    friend = "+15550000030"
+    await whatsapp_gateway({"allowed_users": {"whatsapp": [friend]}})
+    wa.server.user_message(friend, "see ATTACHED", media=("scan.pdf", "application/pdf", b"%PDF"))
+    assert await asyncio.to_thread(fake_llm.wait_for_requests, 1, 30.0), "no turn ran"
+    assert wa.server.downloads != []
+    assert any("scan.pdf" in t and "saved as" in t for t in model_user_texts(fake_llm))

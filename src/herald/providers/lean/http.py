@@ -106,6 +106,7 @@ class Response:
         self.status_code = raw.status
         self.headers = raw.headers
         self._body: bytes | None = None
+        self._closed = False
 
     def _arm(self) -> None:
         if self._deadline is not None:
@@ -164,7 +165,11 @@ class Response:
             pass  # close() then drops the connection
 
     def close(self) -> None:
-        """Hand a fully read connection back for reuse; drop any other."""
+        """Hand a fully read connection back for reuse; drop any other. Once: a second
+        close must not hand the same connection out twice (two calls on one socket)."""
+        if self._closed:
+            return
+        self._closed = True
         finished = self._raw.isclosed() or self._raw.length == 0
         reusable = finished and not self._raw.will_close
         self._raw.close()
@@ -174,8 +179,43 @@ class Response:
             self._conn.close()
 
 
+# Idle kept-alive connections per origin, shared by every transport of the process: a
+# gateway holds one agent (one transport, or two with the auxiliary model) per chat, and
+# its sockets must follow the calls in flight, not the agents alive. Beyond this many
+# idle ones a returned connection is closed.
+MAX_IDLE_PER_ORIGIN = 8
+
+
+class _Idle:
+    def __init__(self) -> None:
+        self.connections: list[http.client.HTTPConnection] = []
+        self.lock = threading.Lock()
+
+
+_origins: dict[tuple[str, str, int | None], _Idle] = {}
+_origins_lock = threading.Lock()
+
+
+def _idle_for(scheme: str, host: str, port: int | None) -> _Idle:
+    with _origins_lock:
+        found = _origins.get((scheme, host, port))
+        if found is None:
+            found = _origins[(scheme, host, port)] = _Idle()
+        return found
+
+
+def _forget_in_child() -> None:
+    """A forked child must not write on its parent's sockets: it starts with none."""
+    global _origins, _origins_lock
+    _origins, _origins_lock = {}, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 class Client:
-    """Kept-alive connections to one origin; safe to share between threads."""
+    """Kept-alive connections to one origin (shared with every other client of the same
+    origin in this process); safe to share between threads."""
 
     def __init__(self, base_url: str, timeout: float) -> None:
         parts = urlsplit(base_url)
@@ -183,13 +223,12 @@ class Client:
         self.host = parts.hostname or ""
         self.port = parts.port
         self.timeout = timeout
-        self._idle: list[http.client.HTTPConnection] = []
-        self._lock = threading.Lock()
+        self._idle = _idle_for(self.scheme, self.host, self.port)
 
     def _connect(self, deadline: Deadline) -> http.client.HTTPConnection:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
+        with self._idle.lock:
+            if self._idle.connections:
+                return self._idle.connections.pop()
         connect_timeout = min(deadline.remaining(), CONNECT_TIMEOUT)
         if self.scheme == "https":
             return http.client.HTTPSConnection(
@@ -198,8 +237,13 @@ class Client:
         return http.client.HTTPConnection(self.host, self.port, timeout=connect_timeout)
 
     def release(self, conn: http.client.HTTPConnection) -> None:
-        with self._lock:
-            self._idle.append(conn)
+        with self._idle.lock:
+            if any(c is conn for c in self._idle.connections):
+                return
+            if len(self._idle.connections) < MAX_IDLE_PER_ORIGIN:
+                self._idle.connections.append(conn)
+                return
+        conn.close()
 
     def post(self, path: str, body: bytes, headers: dict[str, str]) -> Response:
         """Send one POST and read the status line and headers (the body is left to
@@ -256,7 +300,5 @@ class Client:
             ) from exc
 
     def close(self) -> None:
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
+        """This client is done. The idle connections stay for the origin's other clients
+        (they are few, see MAX_IDLE_PER_ORIGIN, and a server may close them any time)."""

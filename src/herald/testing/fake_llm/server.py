@@ -156,6 +156,12 @@ class FakeLLMServer:
             self._handler = None
             self._records.clear()
 
+    def forget_requests(self) -> None:
+        """Drop the recorded requests only (the queue and handler stay): a long benchmark
+        calls it now and then so the server's own memory stays bounded."""
+        with self._lock:
+            self._records.clear()
+
     # -- recording ---------------------------------------------------------------
 
     @property

@@ -4,7 +4,8 @@ It speaks what Herald's Signal adapter uses, the way signal-cli does:
 
 - ``POST /api/v1/rpc``: JSON-RPC 2.0 (``send`` to recipients or a ``groupId``, with
   ``quoteTimestamp``/``quoteAuthor`` and ``attachments``; ``sendTyping``;
-  ``sendReaction``), answered with ``{"result": {"timestamp": …}}`` or a JSON-RPC error;
+  ``sendReaction``; ``getAttachment`` by id with the `recipient` or `groupId` it came
+  from, answered ``{"data": <base64>}``), answered with ``{"result": …}`` or a JSON-RPC error;
 - ``GET /api/v1/events``: a Server-Sent Events stream, one ``event:receive`` with a
   ``data:`` line of ``{"envelope": …, "account": …}`` per incoming message, and a
   ``:`` keep-alive comment every ``keepalive`` seconds (signal-cli: 15 s);
@@ -42,6 +43,7 @@ class SignalSent:
     # The attachments signal-cli would upload, as (file name, bytes): a data URI decoded,
     # a path read from disk (signal-cli reads it on its own machine).
     files: tuple[tuple[str, bytes], ...] = ()
+    voice_note: bool = False  # sent with `voiceNote` (a voice message, not a file)
 
 
 def attachment_file(attachment: str) -> tuple[str, bytes]:
@@ -65,6 +67,10 @@ class FakeSignalServer:
         self.keepalive = keepalive
         self.sent: list[SignalSent] = []
         self.typing: list[str] = []
+        # What people attached, by attachment id (signal-cli keeps what it received in
+        # its attachments folder), and the ids `getAttachment` was asked for.
+        self.stored: dict[str, bytes] = {}
+        self.attachment_reads: list[str] = []
         self.reactions: list[dict[str, Any]] = []
         self.edits = 0
         # Seconds a `send` answer waits after the message is recorded: the person on the
@@ -154,6 +160,22 @@ class FakeSignalServer:
             }
         self._emit(source, ts, {"dataMessage": data}, name=name)
         return ts
+
+    def attach(
+        self, name: str | None, mime: str, data: bytes, *, voice: bool = False
+    ) -> dict[str, Any]:
+        """An attachment for `user_message`, as signal-cli lists it in a received message
+        (its bytes kept for ``getAttachment``). A Signal voice note has no file name."""
+        with self._lock:
+            attachment_id = f"att{len(self.stored) + 1}-{self._clock}"
+            self.stored[attachment_id] = data
+        return {
+            "contentType": mime,
+            "filename": None if voice else name,
+            "id": attachment_id,
+            "size": len(data),
+            "isVoiceNote": voice,
+        }
 
     def react(self, source: str, emoji: str, target: SignalSent) -> int:
         ts = self._timestamp()
@@ -296,11 +318,20 @@ class FakeSignalServer:
                         params.get("quoteAuthor"),
                         tuple(attachments),
                         files,
+                        bool(params.get("voiceNote")),
                     )
                 )
             if self.send_answer_delay:
                 time.sleep(self.send_answer_delay)
             return {"jsonrpc": "2.0", "result": {"timestamp": ts}, "id": rid}
+        if method == "getAttachment":
+            with self._lock:
+                data = self.stored.get(str(params.get("id")))
+                self.attachment_reads.append(str(params.get("id")))
+            if data is None or not (params.get("recipient") or params.get("groupId")):
+                return _error(rid, -1, f"Attachment file not found: {params.get('id')}")
+            encoded = base64.b64encode(data).decode("ascii")
+            return {"jsonrpc": "2.0", "result": {"data": encoded}, "id": rid}
         if method == "sendTyping":
             target = params.get("groupId") or params.get("recipient")
             with self._lock:

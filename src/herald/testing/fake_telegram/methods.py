@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from herald.testing.fake_telegram.formatting import (
     MAX_CALLBACK_DATA_BYTES,
@@ -286,53 +286,17 @@ class BotApi:
     def send_voice(self, params: dict[str, Any]) -> Any:
         """sendVoice with the audio uploaded in the request (multipart), recorded like a
         sent message whose `voice` is the upload."""
-        voice = params.get("voice")
-        if not isinstance(voice, Upload):
-            raise bad_request("there is no voice in the request")
-        state = self.state
-        with state.cond:
-            chat = self._writable_chat(params)
-            caption = str(params.get("caption") or "")
-            thread_id = _int(params, "message_thread_id")
-            message_id = state.next_message_id(chat.chat_id)
-            message: dict[str, Any] = {
-                "message_id": message_id,
-                "from": dict(state.bot),
-                "chat": state.chat_json(chat),
-                "date": int(time.time()),
-                "voice": {
-                    "file_id": f"voice-{chat.chat_id}-{message_id}",
-                    "file_unique_id": f"u{message_id}",
-                    "duration": 1,
-                    "file_size": len(voice.data),
-                },
-            }
-            if caption:
-                message["caption"] = caption
-            state.messages[(chat.chat_id, message_id)] = message
-            state.sent.append(
-                SentMessage(
-                    chat_id=chat.chat_id,
-                    message_id=message_id,
-                    text=caption,
-                    raw_text=caption,
-                    parse_mode=None,
-                    reply_to_message_id=None,
-                    message_thread_id=thread_id,
-                    reply_markup=None,
-                    date=message["date"],
-                    voice=voice,
-                )
-            )
-            state.notify()
-            return message
+        return self._send_upload(params, "voice")
 
     def send_document(self, params: dict[str, Any]) -> Any:
         """sendDocument with the file uploaded in the request (multipart), as a bot sends
         a file from its own disk; a file_id or URL is refused (nothing here to fetch)."""
-        document = params.get("document")
-        if not isinstance(document, Upload):
-            raise bad_request("there is no document in the request")
+        return self._send_upload(params, "document")
+
+    def _send_upload(self, params: dict[str, Any], kind: Literal["voice", "document"]) -> Any:
+        upload = params.get(kind)
+        if not isinstance(upload, Upload):
+            raise bad_request(f"there is no {kind} in the request")
         state = self.state
         with state.cond:
             chat = self._writable_chat(params)
@@ -343,17 +307,21 @@ class BotApi:
             if thread_id is not None and thread_id not in chat.threads:
                 raise bad_request("message thread not found")
             message_id = state.next_message_id(chat.chat_id)
+            described: dict[str, Any] = {
+                "file_id": f"{'voice' if kind == 'voice' else 'doc'}-{chat.chat_id}-{message_id}",
+                "file_unique_id": f"u{message_id}",
+                "file_size": len(upload.data),
+            }
+            if kind == "voice":
+                described["duration"] = 1
+            else:
+                described["file_name"] = upload.filename
             message: dict[str, Any] = {
                 "message_id": message_id,
                 "from": dict(state.bot),
                 "chat": state.chat_json(chat),
                 "date": int(time.time()),
-                "document": {
-                    "file_id": f"doc-{chat.chat_id}-{message_id}",
-                    "file_unique_id": f"u{message_id}",
-                    "file_name": document.filename,
-                    "file_size": len(document.data),
-                },
+                kind: described,
             }
             if caption:
                 message["caption"] = caption
@@ -372,7 +340,7 @@ class BotApi:
                     message_thread_id=thread_id,
                     reply_markup=None,
                     date=message["date"],
-                    document=document,
+                    **{kind: upload},
                 )
             )
             state.notify()

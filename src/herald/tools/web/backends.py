@@ -14,11 +14,14 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from herald.tools.web.common import web_config
+
 if TYPE_CHECKING:
     import httpx
 
     from herald.config import Secrets
     from herald.config.schema_web import WebConfig
+    from herald.tools.registry import ToolContext
 
 _TAG_RE = re.compile(r"<[^>]{0,200}>")
 _SPACE_RE = re.compile(r"\s+")
@@ -187,3 +190,14 @@ def choose_backend(config: WebConfig, secrets: Secrets | None) -> BackendChoice:
     if wanted == "searxng":
         return BackendChoice(None, "web.search_backend is searxng but web.searxng_url is not set")
     return BackendChoice(None, f"no search backend: set the secret {key_name} or web.searxng_url")
+
+
+def backend_for(ctx: ToolContext) -> BackendChoice:
+    """The backend this agent's config and secrets select."""
+    return choose_backend(web_config(ctx), ctx.secrets)
+
+
+def web_search_available(ctx: ToolContext) -> bool:
+    """check_fn: web_search is offered only when a backend is usable for this profile
+    (here, beside the backends, so offering web_search imports no tool code)."""
+    return backend_for(ctx).backend is not None

@@ -6,20 +6,10 @@ import json
 
 from herald.tools.declare import tool
 from herald.tools.registry import ToolArgumentError, ToolContext
-from herald.tools.web.backends import BackendChoice, WebSearchError, choose_backend
+from herald.tools.web.backends import WebSearchError, backend_for, web_search_available
 from herald.tools.web.common import TOOLSET, UNTRUSTED_NOTE, scrub, web_config
 
 MAX_QUERY_CHARS = 400
-
-
-def backend_for(ctx: ToolContext) -> BackendChoice:
-    """The backend this agent's config and secrets select."""
-    return choose_backend(web_config(ctx), ctx.secrets)
-
-
-def web_search_available(ctx: ToolContext) -> bool:
-    """check_fn: web_search is offered only when a backend is usable for this profile."""
-    return backend_for(ctx).backend is not None
 
 
 @tool(

@@ -35,13 +35,14 @@ from herald.config.schema_email import EmailPlatformConfig
 from herald.gateway.contracts import (
     Button,
     EventSink,
+    InboundFile,
     MessageEvent,
     OutgoingFile,
     PlatformAdapter,
     SendResult,
 )
 from herald.gateway.health import Rhythm
-from herald.gateway.inbox import save_inbound_file
+from herald.gateway.media import receive_file
 from herald.gateway.platforms.email.mail import (
     InboundMail,
     addressed_to_herald,
@@ -403,7 +404,7 @@ class EmailAdapter(PlatformAdapter):
             text = command
         elif mail.in_reply_to is None and mail.subject and not text.lstrip().startswith("/"):
             text = f"Subject: {mail.subject}\n\n{text}"
-        media = self._save_attachments(mail)
+        files = self._save_attachments(mail)
         event = MessageEvent(
             platform=self.name,
             chat_id=mail.sender,
@@ -414,7 +415,10 @@ class EmailAdapter(PlatformAdapter):
             message_id=mail.message_id,
             event_id=mail.message_id,
             user_name=None,  # a From name is whatever the sender types: never an identity
-            media=media,
+            media=tuple(
+                f"attachment {s} left out: over max_attachment_mb" for s in mail.skipped_attachments
+            ),
+            files=files,
             raw=mail,
         )
         self.spawn_dispatch(self._sink, event, self._dispatches)
@@ -431,22 +435,18 @@ class EmailAdapter(PlatformAdapter):
         self._save_state()
         return wanted
 
-    def _save_attachments(self, mail: InboundMail) -> tuple[str, ...]:
-        notes: list[str] = []
-        if mail.attachments:
-            folder = self._attachments_dir / safe_name(mail.message_id, "message")
-            for part in mail.attachments:
-                # the gateway's one inbound writer: no folders in the name, no link
-                # followed, nothing overwritten
-                path = save_inbound_file(folder, part.filename, part.data)
-                notes.append(
-                    f"attachment {path.name} ({part.content_type}, {len(part.data)} bytes)"
-                    f" at {path}"
-                )
-        notes += [
-            f"attachment {s} left out: over max_attachment_mb" for s in mail.skipped_attachments
-        ]
-        return tuple(notes)
+    def _save_attachments(self, mail: InboundMail) -> tuple[InboundFile, ...]:
+        """The mail's attachments saved through the gateway's one inbound writer (no
+        folders in the name, no link followed, nothing overwritten), for the runner: a
+        photo becomes an image input, an audio file is transcribed. Only mail from an
+        allowed, authenticated sender gets here (`_wanted`)."""
+        if not mail.attachments:
+            return ()
+        folder = self._attachments_dir / safe_name(mail.message_id, "message")
+        return tuple(
+            receive_file(folder, part.filename, part.data, part.content_type)
+            for part in mail.attachments
+        )
 
     def _spawn_notice(self, to: str, thread_id: str, text: str) -> None:
         task = asyncio.create_task(self._notice(to, thread_id, text))

@@ -24,8 +24,9 @@ import contextlib
 import itertools
 import json
 import logging
+import mimetypes
 from collections import OrderedDict
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -35,12 +36,14 @@ from herald.gateway.approvals import REACTION_FOR, reaction_choices
 from herald.gateway.contracts import (
     Button,
     EventSink,
+    InboundFile,
     MessageEvent,
     OutgoingFile,
     PlatformAdapter,
     SendResult,
 )
 from herald.gateway.health import Rhythm
+from herald.gateway.media import guess_mime
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +72,6 @@ class SignalAdapter(PlatformAdapter):
         self.config = config
         self.account = config.account
         self._base = config.url.rstrip("/")
-        self._attachments = Path(
-            config.attachments_dir or "~/.local/share/signal-cli/attachments"
-        ).expanduser()
         self._client: httpx.AsyncClient | None = None
         self._stream: asyncio.Task[None] | None = None
         self._sink: EventSink | None = None
@@ -226,11 +226,11 @@ class SignalAdapter(PlatformAdapter):
             mentioned = any(m.get("number") == self.account for m in message.get("mentions") or [])
             if not (mentioned or quoted_herald):
                 return
-        media = self._media(message.get("attachments") or [])
-        if not text.strip() and not media:
+        files = self._files(message.get("attachments") or [], author, group, ts)
+        if not text.strip() and not files:
             return
         reply_to = str(quote["id"]) if quote.get("id") else None
-        self._dispatch_new(chat, author, envelope, group, text, event_id, ts, reply_to, media)
+        self._dispatch_new(chat, author, envelope, group, text, event_id, ts, reply_to, files)
 
     def _dispatch_new(
         self,
@@ -242,7 +242,7 @@ class SignalAdapter(PlatformAdapter):
         event_id: str,
         ts: int,
         reply_to: str | None,
-        media: tuple[str, ...],
+        files: tuple[InboundFile, ...],
     ) -> None:
         if self.record_event(self._sink, event_id) == "seen":
             return
@@ -255,7 +255,7 @@ class SignalAdapter(PlatformAdapter):
             message_id=f"{author}:{ts}",
             reply_to=reply_to,
             user_name=None,  # a profile name is whatever the sender types: never an identity
-            media=media,
+            files=files,
             event_id=event_id,
             raw=envelope,
         )
@@ -289,14 +289,48 @@ class SignalAdapter(PlatformAdapter):
             return None  # a reaction to anything else is just a reaction
         return prompt[1].get(str(reaction.get("emoji")))
 
-    def _media(self, attachments: list[dict[str, Any]]) -> tuple[str, ...]:
-        notes = []
-        for a in attachments:
-            name = a.get("filename") or a.get("id") or "attachment"
-            where = self._attachments / str(a.get("id")) if a.get("id") else None
-            at = f" at {where}" if where is not None and where.exists() else ""
-            notes.append(f"attachment {name} ({a.get('contentType')}, {a.get('size')} bytes){at}")
-        return tuple(notes)
+    def _files(
+        self, attachments: list[dict[str, Any]], author: str, group: str | None, ts: int
+    ) -> tuple[InboundFile, ...]:
+        """The message's attachments, each read from signal-cli (``getAttachment``) only
+        when the runner asks, after it authorized the sender: a stranger's photo never
+        reaches Herald's workdir. A voice note is an audio attachment signal-cli marks
+        ``isVoiceNote``."""
+        files = []
+        for number, a in enumerate(attachments):
+            attachment_id = str(a.get("id") or "")
+            if not attachment_id:
+                continue
+            mime = guess_mime(str(a.get("filename") or ""), a.get("contentType"))
+            voice = bool(a.get("isVoiceNote"))
+            suffix = mimetypes.guess_extension(mime) or ""
+            kind = "voice" if voice else "signal"
+            name = str(a.get("filename") or f"{kind}-{ts}-{number}{suffix}")
+            size = a.get("size")
+            files.append(
+                InboundFile(
+                    name,
+                    mime,
+                    int(size) if isinstance(size, int) else None,
+                    voice,
+                    fetch=self._fetcher(attachment_id, author, group),
+                )
+            )
+        return tuple(files)
+
+    def _fetcher(
+        self, attachment_id: str, author: str, group: str | None
+    ) -> Callable[[], Awaitable[bytes]]:
+        where = {"groupId": group} if group else {"recipient": author}
+
+        async def fetch() -> bytes:
+            result = await self._rpc("getAttachment", {"id": attachment_id, **where})
+            data = (result or {}).get("data") if isinstance(result, dict) else None
+            if not isinstance(data, str):
+                raise SignalRpcError("signal-cli answered getAttachment without data")
+            return base64.b64decode(data)
+
+        return fetch
 
     # ---- output -----------------------------------------------------------------------
 
@@ -355,6 +389,8 @@ class SignalAdapter(PlatformAdapter):
         params: dict[str, Any] = {
             "message": caption or "",
             "attachments": [uri],
+            # signal-cli 0.14.2+: shown as a voice message (a play button), not a file
+            **({"voiceNote": True} if file.voice else {}),
             **self._target(chat_id),
         }
         try:

@@ -38,23 +38,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import mimetypes
 import secrets as secrets_module
 import time
 from collections import OrderedDict, deque
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from herald.config.schema_whatsapp import WhatsAppPlatformConfig
 from herald.gateway.contracts import (
     Button,
     EventSink,
+    InboundFile,
     MessageEvent,
     OutgoingFile,
     PlatformAdapter,
     SendResult,
 )
 from herald.gateway.health import Rhythm
-from herald.gateway.inbox import save_inbound_file
+from herald.gateway.media import FileTooLarge, guess_mime
 from herald.gateway.platforms.whatsapp.events import Inbound, Status, parse_delivery
 from herald.gateway.platforms.whatsapp.graph import RE_ENGAGEMENT, GraphClient, GraphError
 from herald.gateway.platforms.whatsapp.webhook import build_whatsapp_app
@@ -73,6 +74,8 @@ MAX_ROW_TITLE = 24
 MAX_INTERACTIVE_BODY = 1024
 MAX_TEMPLATE_PARAMETER = 1000
 _PROMPT_PREFIX = "herald:"
+# The audio the Cloud API sends as an audio message (OGG only with the Opus codec).
+_AUDIO_TYPES = ("audio/aac", "audio/amr", "audio/mpeg", "audio/mp4", "audio/ogg")
 _KEPT = 256
 _KEPT_PENDING = 20
 
@@ -88,7 +91,6 @@ class WhatsAppAdapter(PlatformAdapter):
         access_token: str,
         app_secret: str,
         verify_token: str,
-        attachments_dir: Path,
     ) -> None:
         assert config.phone_number_id
         self.config = config
@@ -96,8 +98,6 @@ class WhatsAppAdapter(PlatformAdapter):
         self.app_secret = app_secret
         self.verify_token = verify_token
         self.path = config.path
-        self.attachments_dir = attachments_dir
-        self.allowed = frozenset(config.allowed_users)
         self.graph = GraphClient(
             config.api_url, config.api_version, config.phone_number_id, access_token
         )
@@ -238,10 +238,11 @@ class WhatsAppAdapter(PlatformAdapter):
 
     async def _dispatch(self, message: Inbound, text: str) -> None:
         media: tuple[str, ...] = ()
+        files: tuple[InboundFile, ...] = ()
         if message.unsupported:
             media = (f"a {message.unsupported} message, which Herald cannot read",)
         elif message.media_id:
-            media = (await self._save_media(message),)
+            files = (self._inbound_file(message, message.media_id),)
         event = MessageEvent(
             platform=self.name,
             chat_id=message.sender,
@@ -254,26 +255,35 @@ class WhatsAppAdapter(PlatformAdapter):
             # allowlist's @name would let anyone in who calls themselves that).
             user_name=None,
             media=media,
+            files=files,
             event_id=message.wamid,
             raw=message,
         )
         await self._dispatch_to(self._sink, event)
 
-    async def _save_media(self, message: Inbound) -> str:
-        name = message.media_name or f"whatsapp-{message.media_type}"
-        described = f"{message.media_type} {name} ({message.media_mime or 'unknown type'})"
-        if message.sender not in self.allowed and "*" not in self.allowed:
-            return f"{described}, not saved: the sender is not allowed"
+    def _inbound_file(self, message: Inbound, media_id: str) -> InboundFile:
+        """The message's photo, voice note or document, downloaded by its media id only
+        when the runner asks: after it authorized the sender (the gateway's allowlist,
+        pairing and identities), so a stranger's file is never fetched."""
+        mime = guess_mime(message.media_name or "", message.media_mime)
+        suffix = mimetypes.guess_extension(mime) or ""
+        kind = "voice" if message.media_voice else f"whatsapp-{message.media_type}"
+        name = message.media_name or f"{kind}-{message.wamid[-8:]}{suffix}"
         limit = int(self.config.max_attachment_mb * 1024 * 1024)
-        try:
-            data, why = await self.graph.download(str(message.media_id), limit)
-        except GraphError as exc:
-            self.health.error(f"media download: {exc}")
-            return f"{described}, not saved: {exc}"
-        if data is None:
-            return f"{described}, not saved: {why}"
-        path = save_inbound_file(self.attachments_dir, name, data)
-        return f"{described}, {len(data)} bytes, saved as {path}"
+
+        async def fetch() -> bytes:
+            try:
+                data, why = await self.graph.download(media_id, limit)
+            except GraphError as exc:
+                self.health.error(f"media download: {exc}")
+                raise
+            if data is None:
+                if why.startswith("larger than"):
+                    raise FileTooLarge(why)
+                raise RuntimeError(why)
+            return data
+
+        return InboundFile(name, mime, None, message.media_voice, fetch=fetch)
 
     def _press(self, chat: str, reply_id: str) -> str | None:
         token = reply_id.removeprefix(_PROMPT_PREFIX).partition(":")[0]
@@ -420,6 +430,8 @@ class WhatsAppAdapter(PlatformAdapter):
         except GraphError as exc:
             return SendResult(ok=False, permanent_failure=exc.permanent, error=str(exc))
         kind = "image" if file.mime in ("image/jpeg", "image/png") else "document"
+        if file.voice and file.mime in _AUDIO_TYPES and not caption:
+            kind = "audio"  # played in the chat; an audio message carries no caption
         media: dict[str, Any] = {"id": media_id}
         if kind == "document":
             media["filename"] = file.name
@@ -497,13 +509,11 @@ def create_adapter(
                 f" config.yaml and {env}=… in .env (see the README's WhatsApp section)"
             )
         found[key] = value
-    cwd = settings.config.gateway.cwd if settings is not None else None
     return WhatsAppAdapter(
         config,
         access_token=found["access_token"],
         app_secret=found["app_secret"],
         verify_token=found["verify_token"],
-        attachments_dir=Path(cwd or Path.cwd()) / "attachments",
     )
 
 

@@ -26,6 +26,7 @@ class Inbound:
     media_type: str | None = None
     media_name: str | None = None
     media_mime: str | None = None
+    media_voice: bool = False  # an `audio` recorded in WhatsApp (`"voice": true`)
     context_id: str | None = None  # the wamid this one answers
     unsupported: str | None = None  # a type Herald does not read (location, contacts, …)
 
@@ -104,6 +105,7 @@ def _message(raw: dict[str, Any], names: dict[str, Any]) -> Inbound | None:
             media_type=kind,
             media_name=media.get("filename"),
             media_mime=media.get("mime_type"),
+            media_voice=kind == "audio" and media.get("voice") is True,
             **common,
         )
     return Inbound(unsupported=kind or "unknown", **common)
