@@ -38,6 +38,16 @@ def test_defaults_open_the_store_in_the_home(provider: HolographicProvider, tmp_
     assert provider.settings["decay_half_life_days"] is None
 
 
+def test_a_plain_path_home_keeps_the_store_inside_it(tmp_path: Path) -> None:
+    # A Path has a .root attribute too ("/"): the store must not land in the filesystem root.
+    provider = HolographicProvider(db_path="facts-x.db", dimension=128)
+    provider.initialize(home=tmp_path / "plain", config=None)
+    try:
+        assert provider.store.path == tmp_path / "plain" / "facts-x.db"
+    finally:
+        provider.shutdown()
+
+
 def test_config_section_is_read_and_constructor_values_win(tmp_path: Path) -> None:
     home = HeraldHome(tmp_path / "home").ensure()
     section = SimpleNamespace(

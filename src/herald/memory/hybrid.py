@@ -31,6 +31,7 @@ from typing import Any
 
 import herald.memory.query_parse as query_parse
 import herald.memory.semantic as semantic
+from herald.memory.holographic.text import stem
 
 RRF_K = 60.0
 FTS_WEIGHT = 1.0
@@ -92,6 +93,16 @@ def meaning_query(query: str) -> str:
     return " ".join(kept) or query
 
 
+def relaxed_terms(query: str) -> list[str]:
+    """The words the any-word search looks for: content words, cut to their stems
+    ("visited" -> "visit", which matches "visiting" as a prefix), and without
+    people's names when other words are left (the name boost weighs those)."""
+    terms = query_parse.content_terms(query)
+    people = {name.lower() for name in query_parse.names(query) if name.istitle()}
+    terms = [term for term in terms if term not in people] or terms
+    return list(dict.fromkeys(stem(term) for term in terms))
+
+
 def boost(hit: RankedHit, row: Any, span: query_parse.TimeSpan | None, names: list[str]) -> None:
     """Raise `hit.score` for the query's time span and names (see the module docstring)."""
     factor = 1.0
@@ -145,7 +156,7 @@ def rank_messages(
     )
     words = list(strict)
     if len(words) < FETCH and session_id is None:
-        terms = query_parse.content_terms(query)
+        terms = relaxed_terms(query)
         words += store.search_messages_relaxed(
             " ".join(terms) if terms else query,
             limit=FETCH - len(words),

@@ -52,6 +52,10 @@ BROWSE_MAX = 50
 SNIPPET_CHARS = 400
 MORE_MATCHES = 3  # further hits shown per conversation, snippet only
 MORE_CHARS = 200
+# A further hit is listed under its conversation only when it is among the best this
+# many overall: a weak hit that happens to share a session would otherwise be read
+# before the next conversation's best one.
+MORE_MATCHES_WITHIN = 20
 
 
 def _settings(ctx: ToolContext) -> SessionSearchConfig:
@@ -215,7 +219,7 @@ class SessionSearch:
                 }
                 continue
             group["count"] += 1
-            if len(group["more"]) < MORE_MATCHES:
+            if len(group["more"]) < MORE_MATCHES and order < MORE_MATCHES_WITHIN:
                 group["more"].append(hit)
             best = group["hit"]
             same_stage = (hit.message_id in strict) == (best.message_id in strict)
@@ -223,7 +227,11 @@ class SessionSearch:
                 members = lineage.session_ids
                 if members.index(hit.session_id) > members.index(best.session_id):
                     group["hit"] = hit
-                    group["more"] = [best if h is hit else h for h in group["more"]]
+                    more = group["more"]
+                    if any(h is hit for h in more):
+                        group["more"] = [best if h is hit else h for h in more]
+                    else:  # `hit` was past the listing cut-off: `best` still is listed
+                        group["more"] = [best, *more][:MORE_MATCHES]
         return sorted(groups.values(), key=lambda g: g["order"])
 
     def _result(

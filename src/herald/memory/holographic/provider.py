@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from herald.memory.holographic.store import DEFAULT_DIMENSION, FactStore
@@ -87,7 +87,9 @@ class HolographicProvider(MemoryProvider):
                     settings[key] = getattr(section, key)
         settings.update(self._overrides)
         self.settings = settings
-        root = Path(getattr(home, "root", home))
+        # A HeraldHome names its folder .root; a plain path is the folder itself (a
+        # PurePath has a .root too, the filesystem's: "/").
+        root = Path(home) if isinstance(home, (str, PurePath)) else Path(home.root)
         if self._store is not None:
             self._store.close()
         path = root / Path(settings["db_path"]).expanduser()
