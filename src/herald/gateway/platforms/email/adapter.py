@@ -56,10 +56,6 @@ log = logging.getLogger(__name__)
 MAX_THREADS_KEPT = 500
 _UIDVALIDITY_RE = re.compile(rb"UIDVALIDITY (\d+)")
 _UIDNEXT_RE = re.compile(rb"UIDNEXT (\d+)")
-# IDLE is renewed this often (servers allow 29 minutes); each renewal, or a push before
-# it, is a sign of life, so a link that went quiet is noticed within this plus slack.
-_IDLE_SECONDS = 5 * 60
-_SILENCE_SLACK = 90.0
 _CHOICE_WORDS = {"/approve": "", "/approve session": "session", "/approve always": "always"}
 
 
@@ -118,8 +114,10 @@ class EmailAdapter(PlatformAdapter):
         self._task = asyncio.create_task(self._run(), name="email-imap")
 
     def expected_rhythm(self) -> Rhythm:
-        every = _IDLE_SECONDS if self.config.idle else self.config.poll_seconds
-        return Rhythm.long_poll(every, _SILENCE_SLACK)
+        # IDLE is renewed every idle_seconds; each renewal, or a push before it, is a
+        # sign of life, so a link that went quiet is noticed within that plus the slack.
+        every = self.config.idle_seconds if self.config.idle else self.config.poll_seconds
+        return Rhythm.long_poll(every, self.config.silence_slack_seconds)
 
     async def disconnect(self) -> None:
         await self._stop_receiving()
@@ -307,8 +305,8 @@ class EmailAdapter(PlatformAdapter):
                 await self._fetch_new(client)
                 self.health.received()  # the folder answered: the link is alive
                 if c.idle:
-                    idle = await client.idle_start(timeout=_IDLE_SECONDS)
-                    await client.wait_server_push(timeout=_IDLE_SECONDS + 60)
+                    idle = await client.idle_start(timeout=c.idle_seconds)
+                    await client.wait_server_push(timeout=c.idle_seconds + 60)
                     client.idle_done()
                     await asyncio.wait_for(idle, 60)
                 else:
