@@ -170,6 +170,12 @@ class TcpFaultProxy(PeriodicDrops):
     def drop_connections_every(self, seconds: float | None) -> None:
         self.call(lambda: self.drop_every(seconds))
 
+    def drop_now(self) -> int:
+        """Cut every live connection once (from any thread); returns how many."""
+        if self._loop is None:
+            raise RuntimeError("the proxy is not running; call start() first")
+        return asyncio.run_coroutine_threadsafe(self.drop_all(), self._loop).result(10)
+
     async def drop_all(self) -> int:
         links = list(self._links)
         for link in links:

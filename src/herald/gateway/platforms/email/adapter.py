@@ -270,6 +270,8 @@ class EmailAdapter(PlatformAdapter):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a dropped connection, a refused login: retry
+                if self.connected.is_set():  # that link worked: older failures are over
+                    backoff = 1.0
                 self.connected.clear()
                 self.health.error(f"IMAP: {exc}")
                 log.warning("email: IMAP session ended (%s); again in %.0f s", exc, backoff)
