@@ -65,6 +65,11 @@ async def until_ended(reader: asyncio.StreamReader) -> None:
         await asyncio.wait_for(reader.read(), 10)
 
 
+async def held_back(proxy: TcpFaultProxy) -> None:
+    while proxy.held == 0:
+        await asyncio.sleep(0.01)
+
+
 async def test_bytes_pass_both_ways_and_a_close_passes_on(proxy: TcpFaultProxy, echo: Echo) -> None:
     reader, writer = await open_via(proxy)
     writer.write(b"hello\n")
@@ -83,7 +88,7 @@ async def test_silence_holds_the_bytes_and_ending_it_cuts_what_was_held(
     assert await asyncio.wait_for(reader.readline(), 10) == b"echo before\n"
     proxy.silence(True)
     writer.write(b"during\n")
-    await writer.drain()
+    await asyncio.wait_for(held_back(proxy), 10)  # the proxy has read it, and holds it
     proxy.silence(False)
     await until_ended(reader)
     assert echo.heard == [b"before\n"]  # what was written while silent never got there

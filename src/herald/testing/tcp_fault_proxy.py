@@ -61,6 +61,7 @@ class TcpFaultProxy(PeriodicDrops):
         self.host = host
         self.port = 0
         self.accepted = 0  # connections accepted so far (tests, diagnostics)
+        self._held = 0  # reads held back by silence right now
         self._links: set[_Link] = set()
         self._silent = False
         self._storm = False
@@ -186,6 +187,11 @@ class TcpFaultProxy(PeriodicDrops):
     def live_connections(self) -> int:
         return self.call(lambda: len(self._links))
 
+    @property
+    def held(self) -> int:
+        """How many reads (data or a close) silence is holding back right now."""
+        return self.call(lambda: self._held)
+
     # ---- the proxy -------------------------------------------------------------------------
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -223,7 +229,12 @@ class TcpFaultProxy(PeriodicDrops):
         try:
             while True:
                 data = await source.read(_CHUNK)
-                await self._flowing.wait()  # silence: held here, the connection open
+                if not self._flowing.is_set():  # silence: held here, the connection open
+                    self._held += 1
+                    try:
+                        await self._flowing.wait()
+                    finally:
+                        self._held -= 1
                 if not data:
                     break
                 target.write(data)
