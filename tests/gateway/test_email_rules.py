@@ -240,7 +240,7 @@ def test_the_silence_limit_follows_idle_seconds_and_its_slack(tmp_path) -> None:
     assert limit(idle_seconds=1.0, silence_slack_seconds=2.0) == 3.0
     assert limit(idle=False, poll_seconds=60.0, idle_seconds=1.0) == 60 + 90
     for key, value in [
-        ("idle_seconds", 0),
+        ("idle_seconds", 0.5),
         ("idle_seconds", 30 * 60),
         ("silence_slack_seconds", -1),
     ]:

@@ -41,7 +41,7 @@ class EmailPlatformConfig(StrictModel):
     poll_seconds: float = Field(60.0, gt=0)
     idle_seconds: float = Field(
         300.0,
-        gt=0,
+        ge=1,  # each renewal is a round trip to the server: a second at the least
         le=29 * 60,  # RFC 2177: servers may drop an IDLE client after 30 minutes
         description="IDLE is renewed this often; each renewal is a sign that the link lives",
     )
