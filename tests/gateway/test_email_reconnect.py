@@ -8,6 +8,7 @@ its folder was a working link: its end starts the back-off afresh.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,14 +44,13 @@ def proxy(tmp_path: Path) -> Iterator[TcpFaultProxy]:
         server = DovecotServer(tmp_path / "dovecot", {"herald": PASSWORD}).start()
     except DovecotUnavailable as exc:
         pytest.skip(f"no IMAP server: {exc}")
-    with TcpFaultProxy(server.host, server.port) as fault_proxy:
+    refusal = b"* BYE [UNAVAILABLE] Too many connections, come back later\r\n"
+    with TcpFaultProxy(server.host, server.port, refusal=refusal) as fault_proxy:
         yield fault_proxy
     server.stop()
 
 
-async def test_a_link_that_worked_reconnects_without_the_back_off_of_older_failures(
-    proxy: TcpFaultProxy, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def adapter_via(proxy: TcpFaultProxy, tmp_path: Path) -> EmailAdapter:
     config = EmailPlatformConfig(
         enabled=True,
         address="herald@example.org",
@@ -61,9 +61,33 @@ async def test_a_link_that_worked_reconnects_without_the_back_off_of_older_failu
         imap_security="none",
         smtp_host="127.0.0.1",
     )
-    adapter = EmailAdapter(
+    return EmailAdapter(
         config, PASSWORD, state_path=tmp_path / "email.json", attachments_dir=tmp_path / "att"
     )
+
+
+async def test_a_server_that_turns_the_adapter_away_is_named_without_a_traceback(
+    proxy: TcpFaultProxy, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    proxy.storm(True)
+    adapter = adapter_via(proxy, tmp_path)
+    caplog.set_level(logging.WARNING)
+    await adapter.connect(QuietSink())  # type: ignore[arg-type]
+    try:
+        while proxy.accepted < 2:  # turned away twice: the first refusal was handled
+            await asyncio.sleep(0.02)
+    finally:
+        await adapter.disconnect()
+    gc.collect()  # an unretrieved task error is logged when the task is collected
+    health = adapter.health.assess()
+    assert "BYE [UNAVAILABLE] Too many connections" in str(health.last_error)
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+
+
+async def test_a_link_that_worked_reconnects_without_the_back_off_of_older_failures(
+    proxy: TcpFaultProxy, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    adapter = adapter_via(proxy, tmp_path)
     caplog.set_level(logging.WARNING, logger="herald.gateway.platforms.email.adapter")
     await adapter.connect(QuietSink())  # type: ignore[arg-type]
     try:

@@ -524,6 +524,16 @@ class _LastLine:
         self.line = ""
         self._received = protocol.data_received
         protocol.data_received = self._seen
+        self._welcome = protocol.welcome
+        protocol.welcome = self._greeted
+
+    async def _greeted(self, line: bytes) -> None:
+        """aioimaplib reads a refused greeting in a task nobody awaits, whose error
+        asyncio would log as a traceback: the session reports it instead."""
+        import aioimaplib
+
+        with contextlib.suppress(aioimaplib.Error):
+            await self._welcome(line)
 
     def _seen(self, data: bytes) -> None:
         lines = [x for x in bytes(data).splitlines() if x.startswith(b"* BYE")]
