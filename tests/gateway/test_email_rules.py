@@ -222,3 +222,27 @@ def test_sender_chosen_names_cannot_leave_the_attachments_folder(name: str, expe
     from herald.gateway.platforms.email.adapter import safe_name
 
     assert safe_name(name, "fallback") == expected
+
+
+def test_the_silence_limit_follows_idle_seconds_and_its_slack(tmp_path) -> None:
+    from pydantic import ValidationError
+
+    from herald.gateway.platforms.email.adapter import EmailAdapter
+
+    def limit(**keys: object) -> float | None:
+        config = CONFIG.model_copy(update=keys)
+        adapter = EmailAdapter(
+            config, "x", state_path=tmp_path / "e.json", attachments_dir=tmp_path / "a"
+        )
+        return adapter.expected_rhythm().silence_limit
+
+    assert limit() == 300 + 90  # IDLE renewed every five minutes, ninety seconds' grace
+    assert limit(idle_seconds=1.0, silence_slack_seconds=2.0) == 3.0
+    assert limit(idle=False, poll_seconds=60.0, idle_seconds=1.0) == 60 + 90
+    for key, value in [
+        ("idle_seconds", 0.5),
+        ("idle_seconds", 30 * 60),
+        ("silence_slack_seconds", -1),
+    ]:
+        with pytest.raises(ValidationError, match=key):
+            EmailPlatformConfig(**{key: value})

@@ -39,6 +39,18 @@ class EmailPlatformConfig(StrictModel):
     folder: str = Field("INBOX", description="the one folder Herald reads")
     idle: bool = Field(True, description="IMAP IDLE; false polls every poll_seconds")
     poll_seconds: float = Field(60.0, gt=0)
+    idle_seconds: float = Field(
+        300.0,
+        ge=1,  # each renewal is a round trip to the server: a second at the least
+        le=29 * 60,  # RFC 2177: servers may drop an IDLE client after 30 minutes
+        description="IDLE is renewed this often; each renewal is a sign that the link lives",
+    )
+    silence_slack_seconds: float = Field(
+        90.0,
+        gt=0,
+        description="how long past idle_seconds (or poll_seconds) a silent link is given"
+        " before the watchdog calls it down and restarts it",
+    )
     smtp_host: str | None = None
     smtp_port: int = Field(587, ge=1, le=65535)
     smtp_security: Literal["starttls", "tls", "none"] = Field(

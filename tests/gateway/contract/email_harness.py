@@ -5,8 +5,10 @@ A person's "DM" is one mail thread: their first mail starts it and each later on
 answers the newest mail of the thread (In-Reply-To, References), as a mail client
 does, so it is one session. Approvals are reply codes (``approve 3F2A``), pressed by
 answering with that line. Email has no group chats; its limit (100 000 characters)
-splits nothing the contract sends; and the liveness suite's fault modes need a fake
-server, while this is a real one.
+splits nothing the contract sends. The adapter reaches both servers through
+`TcpFaultProxy`s (the tests' own IMAP client goes straight to Dovecot), which play the
+liveness suite's faults at the byte level: a silent link, cut connections, a server
+that turns every connection away.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from harness import FileSeen, PlatformHarness, Sent, Where
 HERALD = "herald@example.org"
 OWNER, MEMBER = "owner@example.org", "dana@example.org"
 PASSWORD = "imap-pass-for-contract-tests"
+_IMAP_BYE = b"* BYE [UNAVAILABLE] Server overloaded, try again later (test proxy)\r\n"
+_SMTP_421 = b"421 4.3.2 Service not available, try again later (test proxy)\r\n"
 _CODE_LINE = re.compile(r"^\s+(approve|deny) ([0-9A-F]{4})(?: (session|always))?\s*$", re.M)
 
 
@@ -37,33 +41,41 @@ class EmailHarness(PlatformHarness):
     member = MEMBER
     thread_a = thread_b = ""
     supports_edits = False
+    # A storm is servers turning every connection away (IMAP's BYE, SMTP's 421)
+    storm_marks = ("UNAVAILABLE", "421")
     lacks: ClassVar[dict[str, str]] = {
         "groups": "mail goes between two people; a list is many such threads",
         "splitting": "its limit (100 000 characters) is above the longest contract reply",
-        "fault_modes": "Dovecot and aiosmtpd are real servers, with no silence or storm mode",
     }
 
     def __init__(self) -> None:
         self._root = Path(tempfile.mkdtemp(prefix="herald-email-contract-"))
         self.dovecot: Any = None
         self.smtp: Any = None
+        self.proxies: list[Any] = []
         self._threads: dict[str, list[str]] = {}  # person -> Message-IDs of their thread
         self._raw: list[bytes] = []  # every mail put in the box, for replays
 
     def start(self) -> None:
         from herald.testing.dovecot import DovecotServer, DovecotUnavailable
         from herald.testing.smtp_sink import SmtpSink
+        from herald.testing.tcp_fault_proxy import TcpFaultProxy
 
         try:
             self.dovecot = DovecotServer(self._root / "dovecot", {"herald": PASSWORD}).start()
         except DovecotUnavailable as exc:
             pytest.skip(f"no IMAP server: {exc}")
         self.smtp = SmtpSink(user="herald", password=PASSWORD).start()
+        self.imap_proxy = TcpFaultProxy(self.dovecot.host, self.dovecot.port, refusal=_IMAP_BYE)
+        self.smtp_proxy = TcpFaultProxy(self.smtp.host, self.smtp.port, refusal=_SMTP_421)
+        self.proxies = [self.imap_proxy.start(), self.smtp_proxy.start()]
         self.imap = imaplib.IMAP4(self.dovecot.host, self.dovecot.port)
         self.imap.login("herald", PASSWORD)
         self.imap.select("INBOX")
 
     def stop(self) -> None:
+        for proxy in self.proxies:
+            proxy.stop()
         if self.smtp is not None:
             self.smtp.stop()
         if self.dovecot is not None:
@@ -82,13 +94,17 @@ class EmailHarness(PlatformHarness):
             "password": "${HERALD_EMAIL_PASSWORD}",
             "allowed_users": [OWNER, MEMBER],
             "sender_auth": "off",  # mail is put in the box directly, with no auth headers
-            "imap_host": self.dovecot.host,
-            "imap_port": self.dovecot.port,
+            "imap_host": self.imap_proxy.host,
+            "imap_port": self.imap_proxy.port,
             "imap_security": "none",
-            "smtp_host": self.smtp.host,
-            "smtp_port": self.smtp.port,
+            "smtp_host": self.smtp_proxy.host,
+            "smtp_port": self.smtp_proxy.port,
             "smtp_security": "none",
         }
+
+    def liveness_config(self) -> dict[str, Any]:
+        # IDLE renewed every second: a silent link is noticed within two
+        return {"idle_seconds": 1.0, "silence_slack_seconds": 1.0}
 
     def env(self) -> dict[str, str]:
         return {"HERALD_EMAIL_PASSWORD": PASSWORD}
@@ -153,13 +169,16 @@ class EmailHarness(PlatformHarness):
         self.smtp.fail_next = times  # a file is a mail with an attachment
 
     def silence(self, on: bool) -> None:
-        raise NotImplementedError(self.lacks["fault_modes"])
+        for proxy in self.proxies:
+            proxy.silence(on)
 
     def drop_connections_every(self, seconds: float | None) -> None:
-        raise NotImplementedError(self.lacks["fault_modes"])
+        for proxy in self.proxies:
+            proxy.drop_connections_every(seconds)
 
     def storm(self, on: bool) -> None:
-        raise NotImplementedError(self.lacks["fault_modes"])
+        for proxy in self.proxies:
+            proxy.storm(on)
 
     # ---- what Herald sent -----------------------------------------------------------------
 

@@ -163,6 +163,10 @@ class PlatformHarness(ABC):
     def storm(self, on: bool) -> None:
         """Every API call answers a 5xx while on."""
 
+    # What the down reason of a storm names (one of them): the server's 5xx over HTTP,
+    # a line protocol's own refusal (IMAP's BYE, SMTP's 421) elsewhere.
+    storm_marks: tuple[str, ...] = ("502", "503", "Bad Gateway")
+
     # ---- what the bot did -------------------------------------------------------------------
 
     @abstractmethod

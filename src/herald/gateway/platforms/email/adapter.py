@@ -57,10 +57,6 @@ log = logging.getLogger(__name__)
 MAX_THREADS_KEPT = 500
 _UIDVALIDITY_RE = re.compile(rb"UIDVALIDITY (\d+)")
 _UIDNEXT_RE = re.compile(rb"UIDNEXT (\d+)")
-# IDLE is renewed this often (servers allow 29 minutes); each renewal, or a push before
-# it, is a sign of life, so a link that went quiet is noticed within this plus slack.
-_IDLE_SECONDS = 5 * 60
-_SILENCE_SLACK = 90.0
 _CHOICE_WORDS = {"/approve": "", "/approve session": "session", "/approve always": "always"}
 
 
@@ -119,8 +115,10 @@ class EmailAdapter(PlatformAdapter):
         self._task = asyncio.create_task(self._run(), name="email-imap")
 
     def expected_rhythm(self) -> Rhythm:
-        every = _IDLE_SECONDS if self.config.idle else self.config.poll_seconds
-        return Rhythm.long_poll(every, _SILENCE_SLACK)
+        # IDLE is renewed every idle_seconds; each renewal, or a push before it, is a
+        # sign of life, so a link that went quiet is noticed within that plus the slack.
+        every = self.config.idle_seconds if self.config.idle else self.config.poll_seconds
+        return Rhythm.long_poll(every, self.config.silence_slack_seconds)
 
     async def disconnect(self) -> None:
         await self._stop_receiving()
@@ -273,6 +271,8 @@ class EmailAdapter(PlatformAdapter):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a dropped connection, a refused login: retry
+                if self.connected.is_set():  # that link worked: older failures are over
+                    backoff = 1.0
                 self.connected.clear()
                 self.health.error(f"IMAP: {exc}")
                 log.warning("email: IMAP session ended (%s); again in %.0f s", exc, backoff)
@@ -285,39 +285,60 @@ class EmailAdapter(PlatformAdapter):
             await asyncio.wait_for(self._wake.wait(), seconds)
 
     async def _session(self) -> None:
+        """One IMAP session, until it fails. aioimaplib does not fail what is waiting
+        when the server closes the connection (an IDLE would wait out its renewal, a
+        greeting its timeout), so the session races the connection's end."""
         import aioimaplib
 
         c = self.config
-        if c.imap_security == "tls":
-            client = aioimaplib.IMAP4_SSL(host=c.imap_host, port=c.imap_port, timeout=60)
-        else:
-            client = aioimaplib.IMAP4(host=c.imap_host, port=c.imap_port, timeout=60)
+        lost: asyncio.Future[Exception | None] = asyncio.get_running_loop().create_future()
+
+        def on_lost(exc: Exception | None) -> None:
+            if not lost.done():
+                lost.set_result(exc)
+
+        kind = aioimaplib.IMAP4_SSL if c.imap_security == "tls" else aioimaplib.IMAP4
+        client = kind(host=c.imap_host, port=c.imap_port, timeout=60, conn_lost_cb=on_lost)
+        heard = _LastLine(client.protocol)
         self._client = client
+        talk = asyncio.ensure_future(self._converse(client))
         try:
-            await client.wait_hello_from_server()
-            login = await client.login(self._user, self._password)
-            if login.result != "OK":
-                raise ConnectionError("IMAP login refused (check username and password)")
-            selected = await client.select(c.folder)
-            if selected.result != "OK":
-                raise ConnectionError(f"IMAP folder {c.folder!r} cannot be selected")
-            self._start_point(selected.lines)
-            self.connected.set()
-            self.health.connected()
-            while not self._stopping:
-                await self._fetch_new(client)
-                self.health.received()  # the folder answered: the link is alive
-                if c.idle:
-                    idle = await client.idle_start(timeout=_IDLE_SECONDS)
-                    await client.wait_server_push(timeout=_IDLE_SECONDS + 60)
-                    client.idle_done()
-                    await asyncio.wait_for(idle, 60)
-                else:
-                    await self._sleep(c.poll_seconds)
+            await asyncio.wait({talk, lost}, return_when=asyncio.FIRST_COMPLETED)
+            if not talk.done():
+                said = f" after: {heard.line}" if heard.line else ""
+                raise ConnectionError(f"the server closed the connection{said}")
+            talk.result()
         finally:
             self._client = None
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(client.logout(), 5)
+            talk.cancel()
+            with contextlib.suppress(BaseException):
+                await talk
+            if not lost.done():
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(client.logout(), 5)
+
+    async def _converse(self, client: Any) -> None:
+        c = self.config
+        await client.wait_hello_from_server()
+        login = await client.login(self._user, self._password)
+        if login.result != "OK":
+            raise ConnectionError("IMAP login refused (check username and password)")
+        selected = await client.select(c.folder)
+        if selected.result != "OK":
+            raise ConnectionError(f"IMAP folder {c.folder!r} cannot be selected")
+        self._start_point(selected.lines)
+        self.connected.set()
+        self.health.connected()
+        while not self._stopping:
+            await self._fetch_new(client)
+            self.health.received()  # the folder answered: the link is alive
+            if c.idle:
+                idle = await client.idle_start(timeout=c.idle_seconds)
+                await client.wait_server_push(timeout=c.idle_seconds + 60)
+                client.idle_done()
+                await asyncio.wait_for(idle, 60)
+            else:
+                await self._sleep(c.poll_seconds)
 
     def _start_point(self, lines: list[Any]) -> None:
         """Where to read from: after the last UID seen, unless the folder was recreated
@@ -492,6 +513,33 @@ class EmailAdapter(PlatformAdapter):
         from herald.config.shared_file import atomic_write
 
         atomic_write(self._state_path, json.dumps(self._state, indent=1), default_mode=0o600)
+
+
+class _LastLine:
+    """The server's last BYE, kept to say why a connection ended (a server that turns
+    a client away says so first: ``* BYE [UNAVAILABLE] ...``). Only BYE lines: other
+    lines may be mail content, which has no place in a status file."""
+
+    def __init__(self, protocol: Any) -> None:
+        self.line = ""
+        self._received = protocol.data_received
+        protocol.data_received = self._seen
+        self._welcome = protocol.welcome
+        protocol.welcome = self._greeted
+
+    async def _greeted(self, line: bytes) -> None:
+        """aioimaplib reads a refused greeting in a task nobody awaits, whose error
+        asyncio would log as a traceback: the session reports it instead."""
+        import aioimaplib
+
+        with contextlib.suppress(aioimaplib.Error):
+            await self._welcome(line)
+
+    def _seen(self, data: bytes) -> None:
+        lines = [x for x in bytes(data).splitlines() if x.startswith(b"* BYE")]
+        if lines:
+            self.line = lines[-1][:160].decode("utf-8", "replace")
+        self._received(data)
 
 
 _UNSAFE_NAME_RE = re.compile(r"[^\w.+-]+")
