@@ -227,3 +227,26 @@ def _target(chat: str) -> Any:
     from herald.gateway.delivery import Target
 
     return Target("loopback", chat)
+
+
+async def test_errors_that_pile_up_between_two_passes_show_the_degraded_step(
+    start_gateway: StartGateway,
+) -> None:
+    """Five failed sends between two passes take a platform from ok to down; the
+    history says it was degraded on the way (by the first error), not that it fell."""
+    clock = Clock()
+    _runner, _home, flaky, watchdog = await make(start_gateway, clock)
+    watchdog.check()  # ok
+    for n in range(5):
+        flaky.health.error(f"send failed #{n}")
+    watchdog.check()
+    moves = [(t.before, t.after, t.reason) for t in watchdog.transitions]
+    assert moves[0] == ("ok", "degraded", "send failed #0")
+    assert moves[1][:2] == ("degraded", "down") and "send failed #4" in moves[1][2]
+    flaky.health.received()
+    watchdog.check()
+    for n in range(5):  # a second run of errors is told by its own first error
+        flaky.health.error(f"again #{n}")
+    watchdog.check()
+    later = [(t.before, t.after, t.reason) for t in watchdog.transitions][-2:]
+    assert later[0] == ("ok", "degraded", "again #0")

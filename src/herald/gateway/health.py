@@ -87,6 +87,9 @@ class PlatformHealth:
     undelivered: int = 0  # filled in by whoever reads the delivery ledger
     # what else the platform wants shown (Matrix: its device and verification state)
     details: dict[str, str] = field(default_factory=dict)
+    # the error that made this run of errors `degraded`, while the run lasts: a watchdog
+    # pass that finds `down` straight after `ok` knows the platform went through it
+    degraded_by: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -101,6 +104,7 @@ class _Record:
     last_error: str | None = None
     last_error_at: float | None = None
     consecutive_errors: int = 0
+    degraded_by: str | None = None  # the error that began this run of errors
     reconnects: int = 0
     reconnecting: str | None = None  # the reason, while reconnecting
     stopped: bool = False
@@ -156,6 +160,8 @@ class HealthRecorder:
             r.consecutive_errors += 1
             r.last_error = _short(reason)
             r.last_error_at = self.clock()
+            if r.consecutive_errors == self.degraded_after_errors:
+                r.degraded_by = r.last_error
 
     def reconnecting(self, reason: str = "reconnecting") -> None:
         with self._lock:
@@ -246,6 +252,9 @@ class HealthRecorder:
                 restarts_last_hour=len(r.restarts),
                 since=self._since,
                 details=dict(r.details),
+                degraded_by=(
+                    r.degraded_by if r.consecutive_errors >= self.degraded_after_errors else None
+                ),
             )
 
 

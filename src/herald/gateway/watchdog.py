@@ -174,17 +174,24 @@ class Watchdog:
         self._last[health.platform] = health.state
         if before in (None, "starting") and health.state in ("starting", "ok"):
             return  # a platform coming up as expected is not news
-        self.transitions.append(
-            Transition(now, health.platform, before or "-", health.state, health.reason)
-        )
-        level = logging.INFO if health.state in ("ok", "degraded") else logging.WARNING
+        if before == "ok" and health.state == "down" and health.degraded_by:
+            # errors piled up between two passes: it was degraded on the way down
+            self._record_transition(now, health.platform, before, "degraded", health.degraded_by)
+            before = "degraded"
+        self._record_transition(now, health.platform, before or "-", health.state, health.reason)
+
+    def _record_transition(
+        self, now: float, platform: str, before: str, state: str, reason: str
+    ) -> None:
+        self.transitions.append(Transition(now, platform, before, state, reason))
+        level = logging.INFO if state in ("ok", "degraded") else logging.WARNING
         log.log(
             level,
             "platform %s: %s → %s%s",
-            health.platform,
-            before or "-",
-            health.state,
-            f" ({health.reason})" if health.reason else "",
+            platform,
+            before,
+            state,
+            f" ({reason})" if reason else "",
         )
 
     # ---- restarts -----------------------------------------------------------------------------
