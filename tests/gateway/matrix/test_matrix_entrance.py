@@ -13,7 +13,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
-from harness import StartGateway, model_user_texts
+from harness import StartGateway, model_user_texts, script
 from matrix_harness import MatrixHarness
 
 from herald.state.run_files import RunFiles
@@ -146,7 +146,15 @@ async def test_a_reply_to_a_room_encrypted_while_the_model_thinks_is_not_sent_in
     running = await gateway()
     harness.say(harness.owner, "hi WORD-first")  # Herald has answered here in the clear
     await harness.wait_for(lambda s: s.text == "echo WORD-first", "the first answer")
-    fake_llm.enqueue(Reply("the answer WORD-secret", delay=3.0))  # time to turn it on
+    # the model takes its time over this one: time to turn encryption on (a handler, not
+    # the queue, since the contract's handler answers every WORD- message at once)
+    fake_llm.set_handler(
+        lambda request: (
+            Reply("the answer WORD-secret", delay=5.0)
+            if "WORD-asked" in (request.last_user_text or "")
+            else script(request)
+        )
+    )
     harness.say(harness.owner, "hello WORD-asked")
     for _ in range(1200):
         if len(fake_llm.model_requests()) == 2:
