@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from herald.testing.aio_server import PeriodicDrops
+from herald.testing.aio_server import LoopThread, PeriodicDrops
 
 T = TypeVar("T")
 _CHUNK = 64 * 1024
@@ -66,40 +65,13 @@ class TcpFaultProxy(PeriodicDrops):
         self._silent = False
         self._storm = False
         self._flowing: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._thread = LoopThread("tcp fault proxy")
         self._server: asyncio.Server | None = None
 
     # ---- life cycle ------------------------------------------------------------------------
 
     def start(self) -> TcpFaultProxy:
-        if self._loop is not None:
-            raise RuntimeError("the proxy is already running")
-        loop = asyncio.new_event_loop()
-        ready = threading.Event()
-        failure: list[BaseException] = []
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            try:
-                loop.run_until_complete(self._listen())
-            except BaseException as error:  # surfaced to start()'s caller
-                failure.append(error)
-                ready.set()
-                loop.close()
-                return
-            ready.set()
-            loop.run_forever()
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-
-        self._loop = loop
-        self._thread = threading.Thread(target=run, name="tcp-fault-proxy", daemon=True)
-        self._thread.start()
-        ready.wait(10)
-        if failure:
-            self._loop = self._thread = None
-            raise failure[0]
+        self._thread.start(self._listen)
         return self
 
     async def _listen(self) -> None:
@@ -109,10 +81,6 @@ class TcpFaultProxy(PeriodicDrops):
         self.port = int(self._server.sockets[0].getsockname()[1])
 
     def stop(self) -> None:
-        loop, thread = self._loop, self._thread
-        if loop is None or thread is None:
-            return
-
         async def shutdown() -> None:
             self.drop_every(None)
             if self._server is not None:
@@ -121,12 +89,7 @@ class TcpFaultProxy(PeriodicDrops):
             assert self._flowing is not None
             self._flowing.set()
 
-        try:
-            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(5)
-            self._loop = self._thread = None
+        self._thread.stop(shutdown)
 
     def __enter__(self) -> TcpFaultProxy:
         return self.start()
@@ -136,13 +99,7 @@ class TcpFaultProxy(PeriodicDrops):
 
     def call(self, fn: Callable[[], T], timeout: float = 10.0) -> T:
         """Run `fn` on the proxy's loop and return its result."""
-        if self._loop is None:
-            raise RuntimeError("the proxy is not running; call start() first")
-
-        async def run() -> T:
-            return fn()
-
-        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout)
+        return self._thread.call(fn, timeout)
 
     # ---- fault switches (any thread) -------------------------------------------------------
 
@@ -173,9 +130,7 @@ class TcpFaultProxy(PeriodicDrops):
 
     def drop_now(self) -> int:
         """Cut every live connection once (from any thread); returns how many."""
-        if self._loop is None:
-            raise RuntimeError("the proxy is not running; call start() first")
-        return asyncio.run_coroutine_threadsafe(self.drop_all(), self._loop).result(10)
+        return self._thread.run(self.drop_all())
 
     async def drop_all(self) -> int:
         links = list(self._links)
