@@ -116,6 +116,49 @@ def test_a_named_person_lifts_what_they_said(store: StateStore) -> None:
     assert [h.message_id for h in hits] == [caroline, melanie]
 
 
+def test_what_the_named_person_said_outranks_a_mention_of_them(store: StateStore) -> None:
+    """ "What did Caroline paint?" is answered by Caroline's own words, not by someone
+    else's message that addresses her (which is newer, and would win the tie)."""
+    (said,) = _session(store, ["Well, I painted a sunrise over the lake"], identity="caroline")
+    (mention,) = _session(store, ["Caroline, I painted a sunrise over the lake"], identity="mel")
+    hits = rank_messages(store, "What did Caroline paint a sunrise", limit=5, use_vectors=False)
+    assert [h.message_id for h in hits] == [said, mention]
+
+
+def test_a_session_that_talks_about_it_lifts_its_messages(store: StateStore) -> None:
+    """Two equal matches: the one whose session says more about the query comes first
+    (without that, the tie would go to the newer one)."""
+    talked, _, _ = _session(
+        store,
+        ["I signed up for a pottery class", "the pottery wheel was fun", "glazing pottery"],
+    )
+    (stray,) = _session(store, ["I signed up for a pottery class", "dinner was late"])[:1]
+    hits = rank_messages(store, "pottery class", limit=5, use_vectors=False)
+    assert [h.message_id for h in hits][:2] == [talked, stray]
+
+
+def test_a_named_day_lifts_that_days_messages(store: StateStore, monkeypatch) -> None:
+    import herald.state.store as store_module
+
+    days = {}
+    for day in (8, 9, 20):
+        when = datetime(2022, 11, day, 15, tzinfo=UTC).timestamp()
+        monkeypatch.setattr(store_module.time, "time", lambda when=when: when)
+        (days[day],) = _session(store, ["I made coconut ice cream"])
+    monkeypatch.undo()
+    now = datetime(2023, 1, 1, tzinfo=UTC).timestamp()
+    hits = rank_messages(
+        store, "What ice cream did I make on 20 November, 2022?", limit=5, use_vectors=False,
+        clock=lambda: now,
+    )  # fmt: skip
+    assert [h.message_id for h in hits][:1] == [days[20]]
+    hits = rank_messages(
+        store, "What ice cream did I make on November 8, 2022?", limit=5, use_vectors=False,
+        clock=lambda: now,
+    )  # fmt: skip
+    assert [h.message_id for h in hits][:2] == [days[9], days[8]]  # a day either side
+
+
 def test_identity_scope_never_returns_another_identity(store: StateStore) -> None:
     _session(store, ["my secret adoption plans"], identity="caroline")
     (own,) = _session(store, ["adoption is on my mind"], identity="melanie")

@@ -42,6 +42,17 @@ def span_dates(query: str, now: float = NOW) -> tuple[str, str] | None:
         ("last year", ("2022-01-01", "2023-01-01")),
         ("3 days ago", ("2023-10-14", "2023-10-17")),
         ("two weeks ago", ("2023-09-30", "2023-10-09")),  # give or take half a week
+        # a day, with a day either side (the words were said near it, in some time zone)
+        ("What did Nate make on 9 November, 2022?", ("2022-11-08", "2022-11-11")),
+        ("what did he say on November 9, 2022", ("2022-11-08", "2022-11-11")),
+        ("the photo shared on December 1,2023", ("2023-11-30", "2023-12-03")),
+        ("Which team did John sign with on 21 May?", ("2023-05-20", "2023-05-23")),
+        ("on the 3rd of March 2021", ("2021-03-02", "2021-03-05")),
+        ("Where was John between August 11 and August 15 2023?", ("2023-08-10", "2023-08-17")),
+        ("from 28 February to 2 March 2023", ("2023-02-27", "2023-03-04")),
+        ("the week before 16 November 2023", ("2023-11-08", "2023-11-18")),
+        ("what about 31 February 2023", ("2023-02-01", "2023-03-01")),  # no such day: the month
+        ("in May 2023", ("2023-05-01", "2023-06-01")),  # a year is not a day
     ],
 )
 def test_time_words_become_a_span(query: str, expected: tuple[str, str]) -> None:

@@ -8,14 +8,22 @@ Candidates come from two sources:
 - vectors (`herald.memory.semantic`), when the embedding model is installed: the
   messages nearest in meaning, which share no word with the query at times. People's
   names are left out of the text embedded (`meaning_query`): on LoCoMo, keeping them
-  made vectors pull in every message that merely addresses that person, and the
-  fusion scored below full text alone.
+  made vectors pull in every message that merely addresses that person.
 
-Each source's list is turned into reciprocal-rank scores (1 / (K + rank)) and
-summed, so a message both find rises above one only a single source likes. Then
-the query's own hints lift what they point at: a time span it names ("last
-summer", "in May") lifts messages from that span, and a name it mentions lifts
-messages that contain it or were said by that identity.
+Every candidate is then scored on both: its BM25 as a share of the best one's in its
+stage (a message with every word above any with some), plus its cosine similarity
+as a share of the best candidate's above VECTOR_FLOOR, weighted VECTOR_WEIGHT. The
+scores themselves are summed, not their ranks: a close second by meaning stays close,
+where reciprocal ranks put it as far below as a distant one (on LoCoMo, rank fusion
+scored hit@5 0.63 and this 0.70 in the same set-up).
+
+Then the query's own hints lift what they point at: a time span it names ("last
+summer", "in May", "on 9 November, 2022") lifts messages from that span; a name it
+mentions lifts messages that contain it, and lifts more those *said* by the identity
+of that name (on LoCoMo, most questions about a person are answered by that person's
+own words). Last, each message gets a small share of its session's weight among the
+best candidates: an event talked about over several messages of one session is more
+likely the one asked about than a stray mention.
 
 Ties are broken the same way every time: more sources first, then the better best
 single-source rank, then the newer message.
@@ -33,11 +41,15 @@ import herald.memory.query_parse as query_parse
 import herald.memory.semantic as semantic
 from herald.memory.holographic.text import stem
 
-RRF_K = 60.0
 FTS_WEIGHT = 1.0
-VECTOR_WEIGHT = 1.0
-TIME_BOOST = 0.5  # fraction added for a message inside the span the query names
+VECTOR_WEIGHT = 1.5
+VECTOR_FLOOR = 0.1  # cosine similarity at which meaning adds nothing
+STRICT_BONUS = 0.2  # a message with every word of the query sits above the any-word ones
+TIME_BOOST = 1.0  # fraction added for a message inside the span the query names
 NAME_BOOST = 0.15  # fraction added per name the message holds or was said by
+SPEAKER_BOOST = 1.0  # fraction added again when the named identity said it
+SESSION_SHARE = 0.05  # the most a session's other strong candidates add to a message
+SESSION_DEPTH = 30  # the best this many candidates make up the sessions' weights
 FETCH = 50  # candidates per source
 SNIPPET_CHARS = 300
 
@@ -69,10 +81,6 @@ class RankedHit:
 def order(hits: list[RankedHit]) -> list[RankedHit]:
     """Best first: score, then more sources, then best single rank, then newest."""
     return sorted(hits, key=RankedHit.sort_key)
-
-
-def _reciprocal(rank: int, weight: float) -> float:
-    return weight / (RRF_K + rank + 1)
 
 
 def _contains_word(text: str, word: str) -> bool:
@@ -111,9 +119,38 @@ def boost(hit: RankedHit, row: Any, span: query_parse.TimeSpan | None, names: li
     content = row["content"] or ""
     identity = str(row["identity"] or "").lower()
     for name in names:
-        if name.lower() == identity or _contains_word(content, name):
-            factor += NAME_BOOST
+        said = name.lower() == identity
+        if said or _contains_word(content, name):
+            factor *= 1.0 + NAME_BOOST
+        if said:
+            factor *= 1.0 + SPEAKER_BOOST
     hit.score *= factor
+
+
+def share_sessions(hits: list[RankedHit]) -> None:
+    """Add to each hit up to SESSION_SHARE, in proportion to its session's weight among
+    the best SESSION_DEPTH hits (the heaviest session's hits get all of it)."""
+    weights: dict[str, float] = {}
+    for hit in order(hits)[:SESSION_DEPTH]:
+        weights[hit.session_id] = weights.get(hit.session_id, 0.0) + hit.score
+    heaviest = max(weights.values(), default=0.0)
+    if heaviest <= 0.0:
+        return
+    for hit in hits:
+        hit.score += SESSION_SHARE * weights.get(hit.session_id, 0.0) / heaviest
+
+
+def _text_scores(found: list[Any], strict_ids: set[int]) -> dict[int, float]:
+    """Each full-text hit's score: its bm25 as a share of its stage's best (a stage
+    listed newest first, with no bm25, scores by place), strict hits above the rest."""
+    out: dict[int, float] = {}
+    for strict in (True, False):
+        stage = [hit for hit in found if (hit.message_id in strict_ids) == strict]
+        best = min((hit.rank for hit in stage), default=0.0)
+        for place, hit in enumerate(stage):
+            share = hit.rank / best if best < 0.0 else 1.0 / (1.0 + place / 10.0)
+            out[hit.message_id] = (1.0 + STRICT_BONUS * share) if strict else share
+    return out
 
 
 def rank_messages(
@@ -129,24 +166,6 @@ def rank_messages(
 ) -> list[RankedHit]:
     """Up to `limit` messages for `query`, best first. Never raises for any query text."""
     hits: dict[int, RankedHit] = {}
-
-    def add(source: str, position: int, row: Any, snippet: str, strict: bool = False) -> None:
-        hit = hits.get(row.message_id)
-        if hit is None:
-            hit = RankedHit(
-                message_id=row.message_id,
-                session_id=row.session_id,
-                role=row.role,
-                snippet=snippet,
-                created_at=row.created_at,
-                active=bool(row.active),
-            )
-            hits[hit.message_id] = hit
-        hit.strict = hit.strict or strict
-        if source not in hit.ranks:
-            hit.ranks[source] = position
-            hit.score += _reciprocal(position, FTS_WEIGHT if source == "fts" else VECTOR_WEIGHT)
-
     strict = store.search_messages(
         query,
         limit=FETCH,
@@ -165,40 +184,27 @@ def rank_messages(
             identity=identity,
         )
     strict_ids = {hit.message_id for hit in strict}
+    text_scores = _text_scores(words, strict_ids)
     position, previous = 0, None
     for index, found in enumerate(words):
         stage = (found.message_id in strict_ids, found.rank)
         if stage != previous:  # equal bm25 in one stage: equal rank (the tie-break decides)
             position, previous = index, stage
-        add("fts", position, found, found.snippet, found.message_id in strict_ids)
+        hit = RankedHit(
+            message_id=found.message_id,
+            session_id=found.session_id,
+            role=found.role,
+            snippet=found.snippet,
+            created_at=found.created_at,
+            active=bool(found.active),
+            score=FTS_WEIGHT * text_scores[found.message_id],
+            ranks={"fts": position},
+            strict=found.message_id in strict_ids,
+        )
+        hits.setdefault(hit.message_id, hit)
 
     if use_vectors and semantic.available():
-        semantic.index_for_search(store)
-        vector = semantic.embed_query(meaning_query(query))
-        near = []
-        if vector is not None:
-            near = semantic.nearest(
-                store, vector, limit=FETCH, identity=identity, session_id=session_id,
-                exclude_session_id=exclude_session_id,
-            )  # fmt: skip
-        rows = {row["id"]: row for row in store.candidate_rows([n.message_id for n in near])}
-        for position, found in enumerate(near):
-            row = rows.get(found.message_id)
-            if row is None or (identity is not None and row["identity"] != identity):
-                continue  # checked again on the row itself (invariant 19)
-            hit = hits.get(found.message_id)
-            if hit is None:
-                hit = RankedHit(
-                    message_id=row["id"],
-                    session_id=row["session_id"],
-                    role=row["role"],
-                    snippet=(row["content"] or "")[:SNIPPET_CHARS],
-                    created_at=float(row["created_at"]),
-                    active=bool(row["active"]),
-                )
-                hits[hit.message_id] = hit
-            hit.ranks["vector"] = position
-            hit.score += _reciprocal(position, VECTOR_WEIGHT)
+        _add_meaning(store, query, hits, identity, session_id, exclude_session_id)
 
     if not hits:
         return []
@@ -209,4 +215,48 @@ def rank_messages(
         for hit in hits.values():
             if hit.message_id in rows:
                 boost(hit, rows[hit.message_id], span, names)
+    share_sessions(list(hits.values()))
     return order(list(hits.values()))[:limit]
+
+
+def _add_meaning(
+    store: Any,
+    query: str,
+    hits: dict[int, RankedHit],
+    identity: str | None,
+    session_id: str | None,
+    exclude_session_id: str | None,
+) -> None:
+    """The messages nearest the query in meaning join `hits`, and every hit's score
+    gains its similarity (see the module docstring)."""
+    semantic.index_for_search(store)
+    vector = semantic.embed_query(meaning_query(query))
+    if vector is None:
+        return
+    near = semantic.nearest(
+        store, vector, limit=FETCH, identity=identity, session_id=session_id,
+        exclude_session_id=exclude_session_id,
+    )  # fmt: skip
+    rows = {row["id"]: row for row in store.candidate_rows([n.message_id for n in near])}
+    for position, found in enumerate(near):
+        row = rows.get(found.message_id)
+        if row is None or (identity is not None and row["identity"] != identity):
+            continue  # checked again on the row itself (invariant 19)
+        hit = hits.get(found.message_id)
+        if hit is None:
+            hit = hits[found.message_id] = RankedHit(
+                message_id=row["id"],
+                session_id=row["session_id"],
+                role=row["role"],
+                snippet=(row["content"] or "")[:SNIPPET_CHARS],
+                created_at=float(row["created_at"]),
+                active=bool(row["active"]),
+            )
+        hit.ranks["vector"] = position
+    similar = semantic.similarities(store, vector, list(hits))
+    best = max(similar.values(), default=0.0)
+    if best <= VECTOR_FLOOR:
+        return
+    for message_id, similarity in similar.items():
+        share = max(0.0, (similarity - VECTOR_FLOOR) / (best - VECTOR_FLOOR))
+        hits[message_id].score += VECTOR_WEIGHT * share

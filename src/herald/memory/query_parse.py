@@ -161,6 +161,12 @@ def _time_span(query: str, now: datetime) -> TimeSpan | None:
         if which == "this":
             return _span(_utc(now.year, 1), _utc(now.year + 1, 1), relative[0])
         return _span(_utc(now.year - 1, 1), _utc(now.year, 1), relative[0])
+    days = _days(tokens, now)
+    if days:
+        start, end = min(days) - timedelta(days=1), max(days) + timedelta(days=2)
+        if re.search(r"\bweeks? before\b", text):
+            start = min(days) - timedelta(days=8)
+        return _span(start, end, " to ".join(d.strftime("%Y-%m-%d") for d in sorted(set(days))))
     for index, token in enumerate(tokens):
         month = MONTHS.get(token)
         if month is None or (token == "may" and not _may_is_month(tokens, index)):
@@ -175,6 +181,37 @@ def _time_span(query: str, now: datetime) -> TimeSpan | None:
             year = int(token)
             return _span(_utc(year, 1), _utc(year + 1, 1), token)
     return None
+
+
+_DAY = re.compile(r"([1-9]|[12]\d|3[01])(?:st|nd|rd|th)?")
+_YEAR = re.compile(r"(19|20)\d\d")
+
+
+def _days(tokens: list[str], now: datetime) -> list[datetime]:
+    """The calendar days the query names ("9 November, 2022", "November 9", "the 3rd
+    of March"): a date without a year takes the next year written after it, else the
+    latest such day begun by `now`. A day the month does not have names nothing."""
+    out: list[datetime] = []
+    for index, token in enumerate(tokens):
+        month = MONTHS.get(token)
+        if month is None:
+            continue
+        before = tokens[index - 2] if index > 1 and tokens[index - 1] == "of" else ""
+        before = before or (tokens[index - 1] if index > 0 else "")
+        after = tokens[index + 1] if index + 1 < len(tokens) else ""
+        day = _DAY.fullmatch(before) or _DAY.fullmatch(after)
+        if day is None:
+            continue
+        year = next((int(t) for t in tokens[index + 1 :] if _YEAR.fullmatch(t)), None)
+        try:
+            if year is None:
+                year = now.year
+                if _utc(year, month, int(day.group(1))) > now:
+                    year -= 1
+            out.append(_utc(year, month, int(day.group(1))))
+        except ValueError:  # 31 February
+            continue
+    return out
 
 
 def _may_is_month(tokens: list[str], index: int) -> bool:

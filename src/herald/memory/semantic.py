@@ -163,6 +163,32 @@ _cache: dict[str, _Vectors] = {}
 _cache_lock = threading.Lock()
 
 
+def _fresh(store: Any) -> _Vectors:
+    """`store`'s window of vectors, topped up (call holding `_cache_lock`)."""
+    key = str(getattr(store, "path", id(store)))
+    vectors = _cache.get(key)
+    if vectors is None:
+        vectors = _cache[key] = _Vectors()
+    vectors.refresh(store)
+    return vectors
+
+
+def similarities(store: Any, query_vector: Any, message_ids: list[int]) -> dict[int, float]:
+    """Cosine similarity of `query_vector` to each of `message_ids` that has a vector
+    (the candidates full text found, scored by meaning too)."""
+    import numpy as np
+
+    with _cache_lock:
+        vectors = _fresh(store)
+        ids, matrix = vectors.ids, vectors.matrix
+    wanted = np.fromiter(message_ids, dtype=np.int64, count=len(message_ids))
+    picked = np.flatnonzero(np.isin(ids, wanted))
+    if len(picked) == 0:
+        return {}
+    scores = matrix[picked] @ query_vector.astype(np.float32)
+    return {int(ids[i]): float(score) for i, score in zip(picked, scores, strict=True)}
+
+
 def nearest(
     store: Any,
     query_vector: Any,
@@ -177,12 +203,8 @@ def nearest(
     that identity's messages are compared at all (invariant 19)."""
     import numpy as np
 
-    key = str(getattr(store, "path", id(store)))
     with _cache_lock:
-        vectors = _cache.get(key)
-        if vectors is None:
-            vectors = _cache[key] = _Vectors()
-        vectors.refresh(store)
+        vectors = _fresh(store)
         ids, matrix = vectors.ids, vectors.matrix
         mask = np.ones(len(ids), dtype=bool)
         if identity is not None:
