@@ -21,7 +21,8 @@ Then every question of categories 1-4 goes through what the model would use:
 prefetch (`HolographicProvider.prefetch`). The turns those return, in the order the
 model reads them (the tool's results with their matches, then the recalled facts
 interleaved), are scored: hit@k (an evidence turn among the first k) and recall@10
-(the share of evidence turns among the first 10).
+(the share of evidence turns among the first 10). Each source is scored alone too
+(`by_source`), to show what each adds.
 
 --scoped runs each question in one speaker's scope (the speaker the question names,
 else the one who said the first evidence turn), as a turn of that identity would:
@@ -215,7 +216,7 @@ def tool_turns(result: dict[str, Any]) -> list[int]:
 
 def retrieve(
     conv: Conversation, question: str, scope: str | None, vectors: bool
-) -> tuple[list[str], float]:
+) -> tuple[list[str], float, dict[str, list[str]]]:
     started = time.perf_counter()
     settings = SessionSearchConfig(semantic=vectors)
     search = SessionSearch(conv.store, None, settings, identity=scope, clock=lambda: conv.now)
@@ -235,7 +236,8 @@ def retrieve(
     for pair in _interleave(from_tool, from_facts):
         if pair not in ranked:
             ranked.append(pair)
-    return ranked, time.perf_counter() - started
+    sources = {"session_search": from_tool, "recall": list(dict.fromkeys(from_facts))}
+    return ranked, time.perf_counter() - started, sources
 
 
 def _interleave(first: list[str], second: list[str]) -> Iterator[str]:
@@ -292,6 +294,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     asked: list[str] = []
     overall = Score()
     by_category = {c: Score() for c in CATEGORIES}
+    by_source = {"session_search": Score(), "recall": Score()}
     cross = 0
     latencies: list[float] = []
     with tempfile.TemporaryDirectory(prefix="recall-locomo-") as tmp:
@@ -310,7 +313,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 if category not in CATEGORIES or not evidence:
                     continue
                 scope = scope_for(question, conv) if args.scoped else None
-                ranked, seconds = retrieve(conv, question["question"], scope, vectors)
+                ranked, seconds, sources = retrieve(conv, question["question"], scope, vectors)
+                for name, alone in sources.items():
+                    by_source[name].add(alone, evidence)
                 asked.append(question["question"])
                 latencies.append(seconds)
                 if scope is not None:
@@ -323,6 +328,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {
         "overall": overall.view(),
         "by_category": {c: s.view() for c, s in by_category.items()},
+        "by_source": {name: s.view() for name, s in by_source.items()},
         "conversations": len(files),
         "vectors": vectors,
         "retrieval_ms": {
@@ -366,6 +372,11 @@ def print_table(out: dict[str, Any]) -> None:
     for label, score in [*rows, ("overall", out["overall"])]:
         print(
             f"  {label:<16} {score['questions']:>9} {score['hit@5']:>7.3f} "
+            f"{score['hit@10']:>7.3f} {score['recall@10']:>9.3f}"
+        )
+    for name, score in out["by_source"].items():
+        print(
+            f"  {name + ' alone':<26} {score['hit@5']:>7.3f} "
             f"{score['hit@10']:>7.3f} {score['recall@10']:>9.3f}"
         )
     latency = out["retrieval_ms"]
