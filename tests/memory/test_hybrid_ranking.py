@@ -238,3 +238,16 @@ def test_a_replaced_database_file_is_not_searched_with_the_old_ones_vectors(
 def test_any_query_text_is_safe(store: StateStore, query: str) -> None:
     _session(store, ["hello there"])
     assert isinstance(rank_messages(store, query, limit=5, use_vectors=False), list)
+
+
+@needs_model
+def test_every_candidate_is_scored_by_meaning(store: StateStore) -> None:
+    """Candidates full text found get their similarity too, not only the nearest few;
+    an id without a vector (or no message at all) is simply not scored."""
+    puppy, taxes = _session(store, ["We adopted a puppy.", "The tax forms are due."])
+    semantic.index_pending(store, limit=None)
+    vector = semantic.embed_query("a new dog")
+    scores = semantic.similarities(store, vector, [puppy, taxes, 999_999])
+    assert set(scores) == {puppy, taxes}
+    assert scores[puppy] > scores[taxes]
+    assert -1.0 <= scores[taxes] <= 1.0
