@@ -9,7 +9,8 @@ For every `conv-*.json` in --data:
 
 - each LoCoMo session becomes Herald sessions in a real `StateStore` (one per
   speaker, the speaker being the session's identity, so every message carries its
-  speaker's identity), one message per turn, stamped with the session's date;
+  speaker's identity), one message per turn, stamped with the session's date; the
+  two are one chat (`meta.chat`), as the per-identity sessions of a group chat are;
 - every turn also goes through the holographic fact store's ingestion
   (`FactStore.add_many`: entity extraction, HRR encoding), one store per speaker as
   `HolographicProvider.initialize(identity=...)` lays them out;
@@ -141,6 +142,8 @@ def ingest(path: Path, workdir: Path, build_vectors: bool) -> tuple[Conversation
                 )
                 for s in speakers
             }
+            for sid in sids.values():  # one chat, as a group chat's sessions are
+                store.update_session(sid, meta={"chat": f"locomo:{path.stem}:{index}"})
             for turn in turns:
                 who = slug(turn["speaker"])
                 text = turn_text(turn)

@@ -39,6 +39,29 @@ def test_with_a_title_the_session_exists_before_the_first_turn(home, tmp_path):
         agent.close()
 
 
+def test_a_chat_sessions_meta_names_its_chat_and_keeps_it(home, tmp_path, fake_llm):
+    """A gateway session records the chat it serves (its origin), so session_search can
+    find a reply in that group chat's other sessions; later meta writes keep it."""
+    settings, store = home
+    fake_llm.enqueue(Reply.text("hello"))
+    work = tmp_path / "work"
+    work.mkdir()
+    options = AgentOptions(cwd=str(work), origin="telegram:-100")
+    agent = Agent.open(settings, store, tools=builtin_tools(), source="telegram", options=options)
+    try:
+        result = agent.run_turn("hi all")
+        record = store.get_session(result.session_id)
+        assert record is not None and record.meta.get("chat") == "telegram:-100"
+    finally:
+        agent.close()
+    plain = _open(settings, store, tmp_path, source="cli", title="no chat")
+    try:
+        record = store.get_session(plain.session_id)
+        assert record is not None and "chat" not in record.meta
+    finally:
+        plain.close()
+
+
 def test_without_a_title_the_first_turn_creates_the_session(home, tmp_path, fake_llm):
     settings, store = home
     fake_llm.enqueue(Reply.text("hello"))

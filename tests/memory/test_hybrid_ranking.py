@@ -251,3 +251,25 @@ def test_every_candidate_is_scored_by_meaning(store: StateStore) -> None:
     assert set(scores) == {puppy, taxes}
     assert scores[puppy] > scores[taxes]
     assert -1.0 <= scores[taxes] <= 1.0
+
+
+def test_a_matching_question_lifts_its_reply(store: StateStore) -> None:
+    """The question holds the words, the reply the answer: the reply is found though it
+    shares no word with the query, and only within the searcher's own identity."""
+    alice = store.create_session(identity="alice")
+    bob = store.create_session(identity="bob")
+    for sid in (alice, bob):
+        store.update_session(sid, meta={"chat": "telegram:-100"})
+    question = store.append_message(
+        alice, {"role": "user", "content": "Bob, what are you researching lately?"}
+    ).id
+    answer = store.append_message(bob, {"role": "user", "content": "Adoption agencies."}).id
+    hits = rank_messages(store, "What has Bob been researching?", limit=5, use_vectors=False)
+    assert [h.message_id for h in hits] == [question, answer]
+    assert "reply" in hits[1].ranks
+    query = "What has Bob been researching?"
+    seen = {
+        scope: [h.message_id for h in rank_messages(store, query, limit=5, identity=scope)]
+        for scope in ("alice", "bob")
+    }
+    assert seen == {"alice": [question], "bob": []}  # never the other identity's message

@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 TITLE_CHARS = 60
 META_ANCHOR = "token_anchor"
 META_CONTEXT = "context_engine"
+# The chat a gateway session serves (its origin): herald.state.history.CHAT_META_KEY,
+# which finds replies across the per-identity sessions of one group chat.
+META_CHAT = "chat"
 
 
 def title_from(text: str) -> str:
@@ -54,6 +57,8 @@ def ensure_session(rt: SessionRuntime, first_text: str) -> None:
     except Exception as exc:  # the store refused: sqlite error or StateError
         raise PersistenceError(f"could not create a session: {exc}") from exc
     attach(rt, sid)
+    if rt.options.origin:  # the chat it serves: search finds replies across its sessions
+        update_meta(rt, {META_CHAT: rt.options.origin})
     rt.context_engine.on_session_start(session_id=sid, state=None)
     seed = rt.options.seed
     if seed is None:

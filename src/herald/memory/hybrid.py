@@ -23,7 +23,10 @@ mentions lifts messages that contain it, and lifts more those *said* by the iden
 of that name (on LoCoMo, most questions about a person are answered by that person's
 own words). Last, each message gets a small share of its session's weight among the
 best candidates: an event talked about over several messages of one session is more
-likely the one asked about than a stray mention.
+likely the one asked about than a stray mention. And a question among the best
+candidates lends half its score to its reply, the message said next by someone else
+in the same place (its session, or the group chat's other sessions): the question
+holds the query's words, the reply the answer.
 
 Ties are broken the same way every time: more sources first, then the better best
 single-source rank, then the newer message.
@@ -50,6 +53,8 @@ NAME_BOOST = 0.15  # fraction added per name the message holds or was said by
 SPEAKER_BOOST = 1.0  # fraction added again when the named identity said it
 SESSION_SHARE = 0.05  # the most a session's other strong candidates add to a message
 SESSION_DEPTH = 30  # the best this many candidates make up the sessions' weights
+REPLY_SHARE = 0.5  # of a matching question's score, given to the reply to it
+REPLY_DEPTH = 20  # the best this many candidates are looked at for questions
 FETCH = 50  # candidates per source
 SNIPPET_CHARS = 300
 
@@ -216,7 +221,44 @@ def rank_messages(
             if hit.message_id in rows:
                 boost(hit, rows[hit.message_id], span, names)
     share_sessions(list(hits.values()))
+    lift_replies(store, hits, identity)
     return order(list(hits.values()))[:limit]
+
+
+def lift_replies(store: Any, hits: dict[int, RankedHit], identity: str | None) -> None:
+    """A question among the best candidates gives REPLY_SHARE of its score to the
+    message said next by someone else in the same place (`StateStore.replies`): "what
+    are you researching?" matches the words, "adoption agencies" holds the answer."""
+    best = order(list(hits.values()))[:REPLY_DEPTH]
+    rows = {row["id"]: row for row in store.candidate_rows([h.message_id for h in best])}
+    questions = [
+        hit
+        for hit in best
+        if hit.message_id in rows and "?" in (rows[hit.message_id]["content"] or "")[-300:]
+    ]
+    if not questions:
+        return
+    answers = store.replies([q.message_id for q in questions], identity=identity)
+    fresh = [answer for answer in answers.values() if answer not in hits]
+    new_rows = {row["id"]: row for row in store.candidate_rows(fresh)}
+    for position, question in enumerate(questions):
+        answer = answers.get(question.message_id)
+        hit = hits.get(answer) if answer is not None else None
+        if answer is not None and hit is None:
+            row = new_rows.get(answer)
+            if row is None or (identity is not None and row["identity"] != identity):
+                continue  # checked again on the row itself (invariant 19)
+            hit = hits[answer] = RankedHit(
+                message_id=row["id"],
+                session_id=row["session_id"],
+                role=row["role"],
+                snippet=(row["content"] or "")[:SNIPPET_CHARS],
+                created_at=float(row["created_at"]),
+                active=bool(row["active"]),
+            )
+        if hit is not None:
+            hit.ranks.setdefault("reply", position)
+            hit.score += REPLY_SHARE * question.score
 
 
 def _add_meaning(

@@ -205,3 +205,47 @@ def summarize(conn: sqlite3.Connection, sessions: Sequence[SessionRecord]) -> li
         active, archived = counts.get(session.id, (0, 0))
         out.append(SessionSummary(session, active, archived, first[0][0] if first else None))
     return out
+
+
+# A session's meta key naming the chat it serves ("platform:chat[:thread]"): the
+# per-identity sessions of one group chat share it, so a reply is found across them.
+CHAT_META_KEY = "chat"
+REPLY_SCAN = 200  # messages after a question looked at for its reply
+REPLY_SECONDS = 3600.0  # a reply comes within this long of the question
+
+
+def replies(
+    conn: sqlite3.Connection, message_ids: Sequence[int], identity: str | None
+) -> dict[int, int]:
+    """For each of `message_ids`, the message said next *by someone else* in the same
+    place: its own session, or a session of the same chat (`meta.chat`: the per-identity
+    sessions of one group chat), within REPLY_SCAN messages and REPLY_SECONDS. With
+    `identity`, only that identity's messages are looked up or returned (invariant 19)."""
+    out: dict[int, int] = {}
+    scoped = " AND m.identity = ?" if identity is not None else ""
+    for message_id in dict.fromkeys(message_ids):
+        row = conn.execute(
+            "SELECT m.session_id, m.identity, m.role, m.created_at,"
+            f" json_extract(s.meta, '$.{CHAT_META_KEY}') AS chat FROM messages m"
+            " JOIN sessions s ON s.id = m.session_id WHERE m.id = ?",
+            (message_id,),
+        ).fetchone()
+        if row is None or (identity is not None and row["identity"] != identity):
+            continue
+        params: list[object] = [
+            message_id, message_id + REPLY_SCAN, float(row["created_at"]) + REPLY_SECONDS,
+            row["session_id"], row["chat"], row["chat"], row["identity"], row["role"],
+        ]  # fmt: skip
+        if identity is not None:
+            params.append(identity)
+        found = conn.execute(
+            "SELECT m.id FROM messages m JOIN sessions s ON s.id = m.session_id"
+            " WHERE m.id > ? AND m.id <= ? AND m.created_at <= ?"
+            " AND (m.session_id = ? OR (? IS NOT NULL AND"
+            f" json_extract(s.meta, '$.{CHAT_META_KEY}') = ?))"
+            f" AND (m.identity != ? OR m.role != ?){scoped} ORDER BY m.id LIMIT 1",
+            params,
+        ).fetchone()
+        if found is not None:
+            out[message_id] = int(found[0])
+    return out

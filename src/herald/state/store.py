@@ -611,6 +611,11 @@ class StateStore:
                 exclude_ids=seen, identity=identity,
             )  # fmt: skip
 
+    def replies(self, message_ids: Sequence[int], identity: str | None = None) -> dict[int, int]:
+        """Message id -> the id of the reply to it (see `herald.state.history.replies`)."""
+        with self._readers.connection() as conn:
+            return history.replies(conn, message_ids, identity)
+
     def get_message(self, message_id: int) -> StoredMessage | None:
         with self._readers.connection() as conn:
             return history.message_by_id(conn, message_id)
