@@ -273,3 +273,22 @@ def test_a_matching_question_lifts_its_reply(store: StateStore) -> None:
         for scope in ("alice", "bob")
     }
     assert seen == {"alice": [question], "bob": []}  # never the other identity's message
+
+
+def test_a_reply_outside_the_searchs_bounds_is_not_lifted_in(store: StateStore) -> None:
+    """The current session is left out and a search inside one session stays there,
+    however a question elsewhere points at a reply."""
+    alice = store.create_session(identity="owner")
+    here = store.create_session(identity="owner")
+    for sid in (alice, here):
+        store.update_session(sid, meta={"chat": "telegram:-100"})
+    question = store.append_message(
+        alice, {"role": "user", "content": "what are you researching lately?"}
+    ).id
+    answer = store.append_message(here, {"role": "assistant", "content": "Adoption."}).id
+    query = "researching"
+    assert [h.message_id for h in rank_messages(store, query, limit=5)] == [question, answer]
+    current = rank_messages(store, query, limit=5, exclude_session_id=here)
+    assert [h.message_id for h in current] == [question]
+    inside = rank_messages(store, query, limit=5, session_id=alice)
+    assert [h.message_id for h in inside] == [question]

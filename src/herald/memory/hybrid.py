@@ -221,11 +221,17 @@ def rank_messages(
             if hit.message_id in rows:
                 boost(hit, rows[hit.message_id], span, names)
     share_sessions(list(hits.values()))
-    lift_replies(store, hits, identity)
+    lift_replies(store, hits, identity, session_id, exclude_session_id)
     return order(list(hits.values()))[:limit]
 
 
-def lift_replies(store: Any, hits: dict[int, RankedHit], identity: str | None) -> None:
+def lift_replies(
+    store: Any,
+    hits: dict[int, RankedHit],
+    identity: str | None,
+    session_id: str | None = None,
+    exclude_session_id: str | None = None,
+) -> None:
     """A question among the best candidates gives REPLY_SHARE of its score to the
     message said next by someone else in the same place (`StateStore.replies`): "what
     are you researching?" matches the words, "adoption agencies" holds the answer."""
@@ -248,6 +254,11 @@ def lift_replies(store: Any, hits: dict[int, RankedHit], identity: str | None) -
             row = new_rows.get(answer)
             if row is None or (identity is not None and row["identity"] != identity):
                 continue  # checked again on the row itself (invariant 19)
+            if row["session_id"] == exclude_session_id or session_id not in (
+                None,
+                row["session_id"],
+            ):
+                continue  # the search's own bounds hold for replies too
             hit = hits[answer] = RankedHit(
                 message_id=row["id"],
                 session_id=row["session_id"],
