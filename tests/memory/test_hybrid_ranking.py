@@ -253,13 +253,18 @@ def test_every_candidate_is_scored_by_meaning(store: StateStore) -> None:
     assert -1.0 <= scores[taxes] <= 1.0
 
 
+def _one_chat(store: StateStore, *identities: str) -> list[str]:
+    """A session per identity, all serving one group chat."""
+    sids = [store.create_session(identity=who) for who in identities]
+    for sid in sids:
+        store.update_session(sid, meta={"chat": "telegram:-100"})
+    return sids
+
+
 def test_a_matching_question_lifts_its_reply(store: StateStore) -> None:
     """The question holds the words, the reply the answer: the reply is found though it
     shares no word with the query, and only within the searcher's own identity."""
-    alice = store.create_session(identity="alice")
-    bob = store.create_session(identity="bob")
-    for sid in (alice, bob):
-        store.update_session(sid, meta={"chat": "telegram:-100"})
+    alice, bob = _one_chat(store, "alice", "bob")
     question = store.append_message(
         alice, {"role": "user", "content": "Bob, what are you researching lately?"}
     ).id
@@ -278,10 +283,7 @@ def test_a_matching_question_lifts_its_reply(store: StateStore) -> None:
 def test_a_reply_outside_the_searchs_bounds_is_not_lifted_in(store: StateStore) -> None:
     """The current session is left out and a search inside one session stays there,
     however a question elsewhere points at a reply."""
-    alice = store.create_session(identity="owner")
-    here = store.create_session(identity="owner")
-    for sid in (alice, here):
-        store.update_session(sid, meta={"chat": "telegram:-100"})
+    alice, here = _one_chat(store, "owner", "owner")
     question = store.append_message(
         alice, {"role": "user", "content": "what are you researching lately?"}
     ).id

@@ -225,6 +225,18 @@ def rank_messages(
     return order(list(hits.values()))[:limit]
 
 
+def _hit_from_row(row: Any) -> RankedHit:
+    """A candidate found by other means than full text, its snippet cut from the row."""
+    return RankedHit(
+        message_id=row["id"],
+        session_id=row["session_id"],
+        role=row["role"],
+        snippet=(row["content"] or "")[:SNIPPET_CHARS],
+        created_at=float(row["created_at"]),
+        active=bool(row["active"]),
+    )
+
+
 def lift_replies(
     store: Any,
     hits: dict[int, RankedHit],
@@ -259,14 +271,7 @@ def lift_replies(
                 row["session_id"],
             ):
                 continue  # the search's own bounds hold for replies too
-            hit = hits[answer] = RankedHit(
-                message_id=row["id"],
-                session_id=row["session_id"],
-                role=row["role"],
-                snippet=(row["content"] or "")[:SNIPPET_CHARS],
-                created_at=float(row["created_at"]),
-                active=bool(row["active"]),
-            )
+            hit = hits[answer] = _hit_from_row(row)
         if hit is not None:
             hit.ranks.setdefault("reply", position)
             hit.score += REPLY_SHARE * question.score
@@ -297,14 +302,7 @@ def _add_meaning(
             continue  # checked again on the row itself (invariant 19)
         hit = hits.get(found.message_id)
         if hit is None:
-            hit = hits[found.message_id] = RankedHit(
-                message_id=row["id"],
-                session_id=row["session_id"],
-                role=row["role"],
-                snippet=(row["content"] or "")[:SNIPPET_CHARS],
-                created_at=float(row["created_at"]),
-                active=bool(row["active"]),
-            )
+            hit = hits[found.message_id] = _hit_from_row(row)
         hit.ranks["vector"] = position
     similar = semantic.similarities(store, vector, list(hits))
     best = max(similar.values(), default=0.0)
