@@ -215,13 +215,13 @@ def rank_messages(
         return []
     span = query_parse.time_span(query, clock())
     names = query_parse.names(query)
+    rows = {row["id"]: row for row in store.candidate_rows(list(hits))}
     if span is not None or names:
-        rows = {row["id"]: row for row in store.candidate_rows(list(hits))}
         for hit in hits.values():
             if hit.message_id in rows:
                 boost(hit, rows[hit.message_id], span, names)
     share_sessions(list(hits.values()))
-    lift_replies(store, hits, identity, session_id, exclude_session_id)
+    lift_replies(store, hits, rows, identity, session_id, exclude_session_id)
     return order(list(hits.values()))[:limit]
 
 
@@ -240,15 +240,16 @@ def _hit_from_row(row: Any) -> RankedHit:
 def lift_replies(
     store: Any,
     hits: dict[int, RankedHit],
+    rows: dict[int, Any],
     identity: str | None,
     session_id: str | None = None,
     exclude_session_id: str | None = None,
 ) -> None:
     """A question among the best candidates gives REPLY_SHARE of its score to the
     message said next by someone else in the same place (`StateStore.replies`): "what
-    are you researching?" matches the words, "adoption agencies" holds the answer."""
+    are you researching?" matches the words, "adoption agencies" holds the answer.
+    `rows`: the candidates' rows, already read for the boosts."""
     best = order(list(hits.values()))[:REPLY_DEPTH]
-    rows = {row["id"]: row for row in store.candidate_rows([h.message_id for h in best])}
     questions = [
         hit
         for hit in best
