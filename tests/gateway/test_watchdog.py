@@ -250,3 +250,20 @@ async def test_errors_that_pile_up_between_two_passes_show_the_degraded_step(
     watchdog.check()
     later = [(t.before, t.after, t.reason) for t in watchdog.transitions][-2:]
     assert later[0] == ("ok", "degraded", "again #0")
+
+async def test_errors_that_pile_up_before_the_first_pass_show_the_degraded_step(
+    start_gateway: StartGateway,
+) -> None:
+    """The watchdog's first pass can come after a platform already answered and then
+    failed (a loaded machine, a slow connect): the history still shows degraded, by
+    the first error, before down. (CI once saw `- → down` alone.)"""
+    clock = Clock()
+    _runner, _home, flaky, watchdog = await make(start_gateway, clock)
+    flaky.health.received()
+    for n in range(5):
+        flaky.health.error(f"send failed #{n}")
+    watchdog.check()
+    moves = [(t.before, t.after, t.reason) for t in watchdog.transitions]
+    assert moves[0] == ("-", "degraded", "send failed #0")
+    assert moves[1][:2] == ("degraded", "down") and "send failed #4" in moves[1][2]
+

@@ -174,9 +174,12 @@ class Watchdog:
         self._last[health.platform] = health.state
         if before in (None, "starting") and health.state in ("starting", "ok"):
             return  # a platform coming up as expected is not news
-        if before == "ok" and health.state == "down" and health.degraded_by:
-            # errors piled up between two passes: it was degraded on the way down
-            self._record_transition(now, health.platform, before, "degraded", health.degraded_by)
+        if before in (None, "starting", "ok") and health.state == "down" and health.degraded_by:
+            # errors piled up between two passes (or before the first): it was degraded
+            # on the way down
+            self._record_transition(
+                now, health.platform, before or "-", "degraded", health.degraded_by
+            )
             before = "degraded"
         self._record_transition(now, health.platform, before or "-", health.state, health.reason)
 
