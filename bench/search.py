@@ -296,9 +296,9 @@ def embed_backlog(store: StateStore) -> None:
         return
     started = time.perf_counter()
     done = semantic.index_pending(store, limit=None)
-    print(
-        f"  embedded the backlog once: {done:,} messages in {time.perf_counter() - started:.1f} s"
-    )
+    seconds = time.perf_counter() - started
+    rate = done / seconds if seconds else 0.0
+    print(f"  embedded the backlog once: {done:,} messages in {seconds:.1f} s ({rate:.0f}/s)")
 
 
 FACT_VERBS = ["prefers", "uses", "maintains", "owns", "dislikes", "reviews", "deploys", "wrote"]

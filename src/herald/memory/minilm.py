@@ -32,6 +32,7 @@ MAX_WORD_CHARS = 100
 _HEADS = 12
 _LAYERS = 6
 _EPS = 1e-12
+_INV_SQRT2 = 0.7071067811865476
 
 
 def model_dir() -> Path | None:
@@ -159,25 +160,43 @@ def read_safetensors(path: Path) -> dict[str, Any]:
     return tensors
 
 
-def _erf(x: Any) -> Any:
-    """erf to 1.5e-7 (Abramowitz and Stegun 7.1.26): numpy has none, scipy is not a dep."""
+def _gelu(x: Any) -> Any:
+    """GELU, x·Φ(x), with erf to 1.5e-7 (Abramowitz and Stegun 7.1.26), in x's dtype:
+    numpy has no erf and scipy is not a dependency. (A numpy float64 constant would
+    turn the whole float32 layer into float64, at twice the time.)
+
+    With a = |x| and 1 - erf(a/√2) = p(t)·exp(-a²/2), x·Φ(x) = max(x, 0) - a/2·p(t)·exp(-a²/2)
+    on both sides of zero, so no branch is computed twice."""
     import numpy as np
 
-    sign = np.sign(x)
-    x = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * x)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    return sign * (1.0 - poly * np.exp(-x * x))
+    f = x.dtype.type
+    a = np.abs(x)
+    t = a * f(0.3275911 * _INV_SQRT2)
+    t += f(1.0)
+    np.reciprocal(t, out=t)
+    poly = t * f(0.5 * 1.061405429)  # the ½ of a/2 folded into the coefficients
+    for c in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+        poly += f(0.5 * c)
+        poly *= t
+    poly *= a
+    np.square(a, out=a)
+    a *= f(-0.5)
+    np.exp(a, out=a)
+    poly *= a
+    out = np.maximum(x, f(0.0), out=x)
+    out -= poly
+    return out
 
 
 def _layer_norm(x: Any, weight: Any, bias: Any) -> Any:
     import numpy as np
 
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + _EPS) * weight + bias
+    centred = x - x.mean(-1, keepdims=True)
+    var = np.square(centred).mean(-1, keepdims=True)
+    centred /= np.sqrt(var + x.dtype.type(_EPS))
+    centred *= weight
+    centred += bias
+    return centred
 
 
 class MiniLM:
@@ -245,23 +264,28 @@ class MiniLM:
             ids[row, : len(seq)] = seq
             mask[row, : len(seq)] = 1.0
         x = self.word[ids] + self.position[:width] + self.token_type
-        x = _layer_norm(x, *self.embed_norm).astype(np.float32)
+        x = _layer_norm(x.astype(np.float32), *self.embed_norm)
         n, t, d = x.shape
         head = d // _HEADS
-        blocked = (1.0 - mask)[:, None, None, :] * -1e9
+        blocked = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)
+        scale = np.float32(1.0 / np.sqrt(head))
         for qkv, qkv_b, out_w, out_b, norm1, up_w, up_b, down_w, down_b, norm2 in self.layers:
             q, k, v = np.split(x @ qkv + qkv_b, 3, axis=-1)
             q = q.reshape(n, t, _HEADS, head).transpose(0, 2, 1, 3)
             k = k.reshape(n, t, _HEADS, head).transpose(0, 2, 3, 1)
             v = v.reshape(n, t, _HEADS, head).transpose(0, 2, 1, 3)
-            scores = (q @ k) / np.sqrt(head) + blocked
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores = q @ k
+            scores *= scale
+            scores += blocked
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(n, t, d)
             x = _layer_norm(context @ out_w + out_b + x, *norm1)
-            hidden = x @ up_w + up_b
-            hidden = 0.5 * hidden * (1.0 + _erf(hidden / np.sqrt(2.0)))
-            x = _layer_norm(hidden @ down_w + down_b + x, *norm2).astype(np.float32)
+            hidden = x @ up_w
+            hidden += up_b
+            hidden = _gelu(hidden)
+            x = _layer_norm(hidden @ down_w + down_b + x, *norm2)
         pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
