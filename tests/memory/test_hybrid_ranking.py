@@ -216,6 +216,38 @@ def test_a_long_backlog_is_embedded_in_the_background(
 
 
 @needs_model
+def test_a_backlog_walk_embeds_each_message_once_and_leaves_newcomers_to_the_next(
+    store: StateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk goes newest first with a cursor, so no batch steps again over what it
+    embedded; a message written during the walk is above the cursor, and the next
+    call (which looks past the walk's high water) embeds it."""
+    monkeypatch.setattr(semantic, "BATCH", 2)
+    _session(store, [f"note {i} about the garden fence" for i in range(7)])
+    embedded: list[int] = []
+
+    class Watching:  # the real store; records what is written, adds a message mid-walk
+        path = store.path
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(store, name)
+
+        def put_vectors(self, model: str, rows: list[tuple[int, bytes]]) -> None:
+            if not embedded:
+                _session(store, ["a newcomer about tomatoes"])
+            embedded.extend(message_id for message_id, _ in rows)
+            store.put_vectors(model, rows)
+
+    assert semantic.index_pending(Watching(), limit=None) == 7
+    assert sorted(embedded) == list(range(1, 8))  # each once, newest first
+    assert embedded[:2] == [7, 6]
+    assert [m for m, _ in store.pending_vectors("all-MiniLM-L6-v2", 10)] == [8]
+    assert semantic.index_pending(store) == 1
+    assert store.pending_vectors("all-MiniLM-L6-v2", 10) == []
+    assert [m for m, _ in store.pending_vectors("all-MiniLM-L6-v2", 10, 0, 5)] == []
+
+
+@needs_model
 def test_a_replaced_database_file_is_not_searched_with_the_old_ones_vectors(
     tmp_path: Path,
 ) -> None:

@@ -47,13 +47,15 @@ def index_pending(store: Any, limit: int | None = PENDING_PER_QUERY) -> int:
         return 0
     key = str(getattr(store, "path", id(store)))
     done = 0
+    # First: a message added during the walk is left to the next call.
+    history, newest = store.message_high_water()
+    known_history, after = _complete_up_to.get(key, ("", 0))
+    if known_history != history:  # another file at this path
+        after = 0
+    below = newest + 1  # the walk goes newest first; below it, all is done
     while limit is None or done < limit:
         size = BATCH if limit is None else min(BATCH, limit - done)
-        history, newest = store.message_high_water()  # first: a message added meanwhile waits
-        known_history, after = _complete_up_to.get(key, ("", 0))
-        if known_history != history:  # another file at this path
-            after = 0
-        batch = store.pending_vectors(minilm.MODEL_ID, size, after)
+        batch = store.pending_vectors(minilm.MODEL_ID, size, after, below)
         if not batch:
             # Everything up to the newest message has a vector: later calls look only
             # past it, instead of walking the whole window to find nothing.
@@ -65,6 +67,7 @@ def index_pending(store: Any, limit: int | None = PENDING_PER_QUERY) -> int:
             [(message_id, vectors[i].tobytes()) for i, (message_id, _) in enumerate(batch)],
         )
         done += len(batch)
+        below = min(message_id for message_id, _ in batch)
     return done
 
 

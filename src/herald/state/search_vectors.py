@@ -48,27 +48,35 @@ def window_floor(conn: sqlite3.Connection) -> int:
 
 
 def pending(
-    conn: sqlite3.Connection, model: str, limit: int, after_id: int = 0
+    conn: sqlite3.Connection,
+    model: str,
+    limit: int,
+    after_id: int = 0,
+    before_id: int | None = None,
 ) -> list[tuple[int, str]]:
     """Up to `limit` (id, content) of messages in the window with no vector from
-    `model`, newest first (what was said lately is what is asked about first)."""
+    `model`, newest first (what was said lately is what is asked about first); only
+    ids between `after_id` and `before_id` (a backlog walk's cursor: without it each
+    batch would step again over every message the walk already embedded)."""
     roles = ", ".join("?" for _ in EMBEDDED_ROLES)
     floor = max(window_floor(conn), after_id)
+    ceiling = (1 << 62) if before_id is None else before_id
     head = "SELECT m.id, m.content FROM messages m "
     tail = (
-        f" m.id > ? AND m.content IS NOT NULL AND m.content != '' AND m.role IN ({roles})"
-        " ORDER BY m.id DESC LIMIT ?"
+        " m.id > ? AND m.id < ? AND m.content IS NOT NULL AND m.content != ''"
+        f" AND m.role IN ({roles}) ORDER BY m.id DESC LIMIT ?"
     )
+    bounds = [floor, ceiling, *EMBEDDED_ROLES, limit]
     try:
         rows = conn.execute(
             head + "LEFT JOIN message_vectors v ON v.message_id = m.id"
             " WHERE (v.message_id IS NULL OR v.model != ?) AND" + tail,
-            [model, floor, *EMBEDDED_ROLES, limit],
+            [model, *bounds],
         ).fetchall()
     except sqlite3.OperationalError as exc:
         if not _missing_table(exc):
             raise
-        rows = conn.execute(head + "WHERE" + tail, [floor, *EMBEDDED_ROLES, limit]).fetchall()
+        rows = conn.execute(head + "WHERE" + tail, bounds).fetchall()
     return [(int(row[0]), str(row[1])) for row in rows]
 
 

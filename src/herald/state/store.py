@@ -657,11 +657,13 @@ class StateStore:
 
     # -- message vectors (hybrid search; see herald.state.search_vectors) -------------
 
-    def pending_vectors(self, model: str, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
-        """(id, content) of messages past `after_id` in the vector window that `model`
-        has not embedded yet, newest first."""
+    def pending_vectors(
+        self, model: str, limit: int, after_id: int = 0, before_id: int | None = None
+    ) -> list[tuple[int, str]]:
+        """(id, content) of messages past `after_id` (and below `before_id`) in the
+        vector window that `model` has not embedded yet, newest first."""
         with self._readers.connection() as conn:
-            return vectors.pending(conn, model, limit, after_id)
+            return vectors.pending(conn, model, limit, after_id, before_id)
 
     def message_high_water(self) -> tuple[str, int]:
         """(the first session's id, the newest message id): the first names this file's
