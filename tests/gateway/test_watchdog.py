@@ -251,6 +251,7 @@ async def test_errors_that_pile_up_between_two_passes_show_the_degraded_step(
     later = [(t.before, t.after, t.reason) for t in watchdog.transitions][-2:]
     assert later[0] == ("ok", "degraded", "again #0")
 
+
 async def test_errors_that_pile_up_before_the_first_pass_show_the_degraded_step(
     start_gateway: StartGateway,
 ) -> None:
@@ -266,4 +267,3 @@ async def test_errors_that_pile_up_before_the_first_pass_show_the_degraded_step(
     moves = [(t.before, t.after, t.reason) for t in watchdog.transitions]
     assert moves[0] == ("-", "degraded", "send failed #0")
     assert moves[1][:2] == ("degraded", "down") and "send failed #4" in moves[1][2]
-

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from herald.memory import semantic
+from herald.memory import hybrid, semantic
 from herald.memory.hybrid import RankedHit, meaning_query, order, rank_messages
 from herald.state import StateStore
 
@@ -213,6 +213,39 @@ def test_a_long_backlog_is_embedded_in_the_background(
     worker.join(timeout=60)
     assert not worker.is_alive()
     assert store.pending_vectors("all-MiniLM-L6-v2", 10) == []
+
+
+@needs_model
+def test_a_named_day_brings_its_messages_in_even_when_nothing_else_finds_them(
+    store: StateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer to "what did Nate do for Joanna on 25 May?" shares no word with it,
+    and small talk from other days is nearer in meaning: more of it than the search
+    takes by meaning. The named day makes its own messages candidates (by meaning,
+    inside the span). Another identity's messages from that day stay out (invariant
+    19)."""
+    import herald.state.store as store_module
+
+    monkeypatch.setattr(hybrid, "FETCH", 3)  # fewer ordinary candidates than distractors
+
+    def said_on(day: int, texts: list[str], identity: str = "nate") -> list[int]:
+        when = datetime(2022, 5, day, 15, tzinfo=UTC).timestamp()
+        monkeypatch.setattr(store_module.time, "time", lambda: when)
+        return _session(store, texts, identity)
+
+    for day in (3, 10, 12, 18):
+        said_on(day, ["What did you do on your day off?", "Did you do anything fun this weekend?"])
+    (answer,) = said_on(25, ["I did something nice for you today: a stuffed toy pup!"])
+    (private,) = said_on(25, ["I did something nice for you too"], identity="joanna")
+    question = "What did Nate do for Joanna on 25 May, 2022?"
+    now = datetime(2023, 1, 1, tzinfo=UTC).timestamp()
+    hits = rank_messages(store, question, limit=10, clock=lambda: now, identity="nate")
+    found = [h.message_id for h in hits]
+    assert answer in found and hits[found.index(answer)].ranks.get("vector") is not None
+    assert private not in found
+    monkeypatch.setattr(hybrid, "SPAN_FETCH", 0)
+    hits = rank_messages(store, question, limit=10, clock=lambda: now, identity="nate")
+    assert answer not in [h.message_id for h in hits]  # what the span source adds
 
 
 @needs_model

@@ -8,7 +8,10 @@ Candidates come from two sources:
 - vectors (`herald.memory.semantic`), when the embedding model is installed: the
   messages nearest in meaning, which share no word with the query at times. People's
   names are left out of the text embedded (`meaning_query`): on LoCoMo, keeping them
-  made vectors pull in every message that merely addresses that person.
+  made vectors pull in every message that merely addresses that person. When the
+  query names a time span ("on 25 May, 2022"), the nearest messages from inside it
+  join too, however far down the whole window's order they are (on LoCoMo, temporal
+  questions' hit@10 0.771 -> 0.804 with the tool alone).
 
 Every candidate is then scored on both: its BM25 as a share of the best one's in its
 stage (a message with every word above any with some), plus its cosine similarity
@@ -56,6 +59,7 @@ SESSION_DEPTH = 30  # the best this many candidates make up the sessions' weight
 REPLY_SHARE = 0.5  # of a matching question's score, given to the reply to it
 REPLY_DEPTH = 20  # the best this many candidates are looked at for questions
 FETCH = 50  # candidates per source
+SPAN_FETCH = 20  # candidates by meaning from inside the time span the query names
 SNIPPET_CHARS = 300
 
 
@@ -208,12 +212,12 @@ def rank_messages(
         )
         hits.setdefault(hit.message_id, hit)
 
+    span = query_parse.time_span(query, clock())
     if use_vectors and semantic.available():
-        _add_meaning(store, query, hits, identity, session_id, exclude_session_id)
+        _add_meaning(store, query, hits, identity, session_id, exclude_session_id, span)
 
     if not hits:
         return []
-    span = query_parse.time_span(query, clock())
     names = query_parse.names(query)
     rows = {row["id"]: row for row in store.candidate_rows(list(hits))}
     if span is not None or names:
@@ -285,17 +289,30 @@ def _add_meaning(
     identity: str | None,
     session_id: str | None,
     exclude_session_id: str | None,
+    span: query_parse.TimeSpan | None = None,
 ) -> None:
     """The messages nearest the query in meaning join `hits`, and every hit's score
-    gains its similarity (see the module docstring)."""
+    gains its similarity (see the module docstring). When the query names a time
+    span, the nearest messages from that span join too, however far from the query
+    they are ("what did Nate do for Joanna on 25 May?": the answer shares no word)."""
     semantic.index_for_search(store)
     vector = semantic.embed_query(meaning_query(query))
     if vector is None:
         return
+    bounds = {"identity": identity, "session_id": session_id}
     near = semantic.nearest(
-        store, vector, limit=FETCH, identity=identity, session_id=session_id,
-        exclude_session_id=exclude_session_id,
-    )  # fmt: skip
+        store, vector, limit=FETCH, exclude_session_id=exclude_session_id, **bounds
+    )
+    if span is not None:
+        seen = {found.message_id for found in near}
+        near += [
+            found
+            for found in semantic.nearest(
+                store, vector, limit=SPAN_FETCH, exclude_session_id=exclude_session_id,
+                span=(span.start, span.end), floor=VECTOR_FLOOR, **bounds,
+            )
+            if found.message_id not in seen
+        ]  # fmt: skip
     rows = {row["id"]: row for row in store.candidate_rows([n.message_id for n in near])}
     for position, found in enumerate(near):
         row = rows.get(found.message_id)

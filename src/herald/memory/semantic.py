@@ -132,6 +132,7 @@ class _Vectors:
         self.ids = np.zeros(0, dtype=np.int64)
         self.identities = np.zeros(0, dtype=object)
         self.sessions = np.zeros(0, dtype=object)
+        self.times = np.zeros(0, dtype=np.float64)
         self.matrix = np.zeros((0, minilm.DIMENSION), dtype=np.float32)
 
     def refresh(self, store: Any) -> None:
@@ -146,7 +147,7 @@ class _Vectors:
             self.seq = rows[-1][0]
             new_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
             keep &= ~np.isin(self.ids, new_ids)  # a re-made vector replaces the old one
-            fresh = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32)
+            fresh = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32)
             self.ids = np.concatenate([self.ids[keep], new_ids])
             self.identities = np.concatenate(
                 [self.identities[keep], np.array([r[2] for r in rows], dtype=object)]
@@ -154,12 +155,16 @@ class _Vectors:
             self.sessions = np.concatenate(
                 [self.sessions[keep], np.array([r[3] for r in rows], dtype=object)]
             )
+            self.times = np.concatenate(
+                [self.times[keep], np.array([r[4] for r in rows], dtype=np.float64)]
+            )
             self.matrix = np.concatenate(
                 [self.matrix[keep], fresh.reshape(len(rows), minilm.DIMENSION)]
             )
         elif not keep.all():
             self.ids, self.identities = self.ids[keep], self.identities[keep]
             self.sessions, self.matrix = self.sessions[keep], self.matrix[keep]
+            self.times = self.times[keep]
 
 
 _cache: dict[str, _Vectors] = {}
@@ -200,10 +205,13 @@ def nearest(
     identity: str | None,
     session_id: str | None,
     exclude_session_id: str | None,
+    span: tuple[float, float] | None = None,
+    floor: float = MIN_SIMILARITY,
 ) -> list[VectorHit]:
-    """The `limit` stored messages most similar to `query_vector` (at least
-    MIN_SIMILARITY), best first; ties: the newer message first. With `identity`, only
-    that identity's messages are compared at all (invariant 19)."""
+    """The `limit` stored messages most similar to `query_vector` (at least `floor`),
+    best first; ties: the newer message first. With `identity`, only that identity's
+    messages are compared at all (invariant 19); with `span` (start, end), only those
+    written in it."""
     import numpy as np
 
     with _cache_lock:
@@ -216,6 +224,8 @@ def nearest(
             mask &= vectors.sessions == session_id
         if exclude_session_id is not None:
             mask &= vectors.sessions != exclude_session_id
+        if span is not None:
+            mask &= (vectors.times >= span[0]) & (vectors.times < span[1])
     ids, matrix = ids[mask], matrix[mask]
     if len(ids) == 0:
         return []
@@ -223,6 +233,4 @@ def nearest(
     top = min(limit, len(ids))
     picked = np.argpartition(-scores, top - 1)[:top]
     ordered = sorted(picked.tolist(), key=lambda i: (-float(scores[i]), -int(ids[i])))
-    return [
-        VectorHit(int(ids[i]), float(scores[i])) for i in ordered if scores[i] >= MIN_SIMILARITY
-    ]
+    return [VectorHit(int(ids[i]), float(scores[i])) for i in ordered if scores[i] >= floor]

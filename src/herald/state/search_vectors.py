@@ -97,8 +97,8 @@ def put(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[int, bytes]])
 
 def load_since(
     conn: sqlite3.Connection, model: str, after_seq: int, file_name: str
-) -> tuple[list[tuple[int, int, str, str, bytes]], int, str]:
-    """Rows (seq, message id, identity, session id, vector) written after `after_seq`
+) -> tuple[list[tuple[int, int, str, str, float, bytes]], int, str]:
+    """Rows (seq, message id, identity, session id, created_at, vector) written after `after_seq`
     for messages inside the window, the window's floor, and the file's vectors' name.
     When that name is not `file_name`, the rows are all of them (from seq 0)."""
     floor = window_floor(conn)
@@ -108,7 +108,7 @@ def load_since(
         if name != file_name:
             after_seq = 0
         rows = conn.execute(
-            "SELECT v.seq, v.message_id, m.identity, m.session_id, v.vector"
+            "SELECT v.seq, v.message_id, m.identity, m.session_id, m.created_at, v.vector"
             " FROM message_vectors v JOIN messages m ON m.id = v.message_id"
             " WHERE v.seq > ? AND v.model = ? AND v.message_id > ? ORDER BY v.seq",
             (after_seq, model, floor),
@@ -117,7 +117,7 @@ def load_since(
         if not _missing_table(exc):
             raise
         return [], floor, ""
-    out = [(int(r[0]), int(r[1]), str(r[2]), str(r[3]), bytes(r[4])) for r in rows]
+    out = [(int(r[0]), int(r[1]), str(r[2]), str(r[3]), float(r[4]), bytes(r[5])) for r in rows]
     return out, floor, name
 
 
