@@ -51,15 +51,22 @@ def test_one_ctrl_c_during_a_tool_exits_130_with_one_line_and_no_children(
     fake_llm.enqueue(
         Reply.tool_call("terminal", {"command": f"sleep {seconds}"}), Reply.text("never")
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "herald", "chat", "-q", "wait a bit"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-        env=dict(os.environ),
-    )
+    # Ctrl-C must reach herald as it would from a terminal. A suite started as a
+    # background job (`cmd &` in a script) runs with SIGINT ignored, which a child
+    # inherits and Python then leaves ignored; a handled signal is reset at exec.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "herald", "chat", "-q", "wait a bit"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env=dict(os.environ),
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         assert _wait_until(lambda: _pids_running(seconds)), "the tool never started"
         proc.send_signal(signal.SIGINT)
