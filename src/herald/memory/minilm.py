@@ -166,7 +166,8 @@ def _gelu(x: Any) -> Any:
     turn the whole float32 layer into float64, at twice the time.)
 
     With a = |x| and 1 - erf(a/√2) = p(t)·exp(-a²/2), x·Φ(x) = max(x, 0) - a/2·p(t)·exp(-a²/2)
-    on both sides of zero, so no branch is computed twice."""
+    on both sides of zero, so no branch is computed twice. `x` is overwritten with the
+    result (the caller's fresh activations: no copy of the widest array)."""
     import numpy as np
 
     f = x.dtype.type
