@@ -20,10 +20,10 @@ For every `conv-*.json` in --data:
 Then every question of categories 1-4 goes through what the model would use:
 `session_search` with the question as its query (limit 10), and the memory recall
 prefetch (`HolographicProvider.prefetch`). The turns those return, in the order the
-model reads them (the tool's results with their matches, then the recalled facts
-interleaved), are scored: hit@k (an evidence turn among the first k) and recall@10
-(the share of evidence turns among the first 10). Each source is scored alone too
-(`by_source`), to show what each adds.
+model reads them (the tool's results with their matches, interleaved with the recalled
+facts; unscoped, the two speakers' stores' facts are merged by rank), are scored: hit@k
+(an evidence turn among the first k) and recall@10 (the share of evidence turns among
+the first 10). Each source is scored alone too (`by_source`), to show what each adds.
 
 --scoped runs each question in one speaker's scope (the speaker the question names,
 else the one who said the first evidence turn), as a turn of that identity would:
@@ -225,30 +225,28 @@ def retrieve(
     search = SessionSearch(conv.store, None, settings, identity=scope, clock=lambda: conv.now)
     found = search.run(query=question, limit=TOOL_LIMIT)
     from_tool = [conv.message_turn[i] for i in tool_turns(found) if i in conv.message_turn]
-    from_facts: list[str] = []
+    recalled: list[list[str]] = []  # each speaker's fact store's prefetch, best first
     for who, provider in conv.providers.items():
         if scope is not None and who != scope:
             continue
-        recalled = provider.prefetch(question)
-        from_facts += [
-            conv.fact_turn[(who, int(fact_id))]
-            for fact_id in _FACT_ID.findall(recalled)
-            if (who, int(fact_id)) in conv.fact_turn
-        ]
-    ranked: list[str] = []
-    for pair in _interleave(from_tool, from_facts):
-        if pair not in ranked:
-            ranked.append(pair)
-    sources = {"session_search": from_tool, "recall": list(dict.fromkeys(from_facts))}
+        facts = _FACT_ID.findall(provider.prefetch(question))
+        recalled.append(
+            [conv.fact_turn[(who, int(i))] for i in facts if (who, int(i)) in conv.fact_turn]
+        )
+    # Unscoped, both speakers' stores answer: their lists are merged by rank (each
+    # store's best, then each one's second...), not one after the other.
+    from_facts = list(dict.fromkeys(_interleave(*recalled)))
+    ranked = list(dict.fromkeys(_interleave(from_tool, from_facts)))
+    sources = {"session_search": from_tool, "recall": from_facts}
     return ranked, time.perf_counter() - started, sources
 
 
-def _interleave(first: list[str], second: list[str]) -> Iterator[str]:
-    for index in range(max(len(first), len(second))):
-        if index < len(first):
-            yield first[index]
-        if index < len(second):
-            yield second[index]
+def _interleave(*lists: list[str]) -> Iterator[str]:
+    """The first of each list, then the second of each, and so on."""
+    for index in range(max(map(len, lists), default=0)):
+        for items in lists:
+            if index < len(items):
+                yield items[index]
 
 
 @dataclass

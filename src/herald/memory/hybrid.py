@@ -322,7 +322,7 @@ def _add_meaning(
         if hit is None:
             hit = hits[found.message_id] = _hit_from_row(row)
         hit.ranks["vector"] = position
-    similar = semantic.similarities(store, vector, list(hits))
+    similar = semantic.similarities(store, vector, list(hits), identity)
     best = max(similar.values(), default=0.0)
     if best <= VECTOR_FLOOR:
         return

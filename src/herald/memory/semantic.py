@@ -24,6 +24,12 @@ log = logging.getLogger(__name__)
 # Below this cosine similarity a message is not about the query: MiniLM puts unrelated
 # sentences near 0.0-0.2, so without a floor every search "finds" something.
 MIN_SIMILARITY = 0.3
+# A message's meaning score is averaged with those of the messages said just before and
+# after it in the same place: "Sure, I can give it to you tomorrow!" is about the
+# recipe asked for just before. On LoCoMo, vectors alone: hit@10 0.632 -> 0.674.
+NEIGHBOUR_BEFORE = 0.35
+NEIGHBOUR_AFTER = 0.175
+NEIGHBOUR_SECONDS = 3600.0  # further apart than this, two messages are not one exchange
 
 
 def available() -> bool:
@@ -132,8 +138,10 @@ class _Vectors:
         self.ids = np.zeros(0, dtype=np.int64)
         self.identities = np.zeros(0, dtype=object)
         self.sessions = np.zeros(0, dtype=object)
+        self.places = np.zeros(0, dtype=object)  # chat, else session (load_since)
         self.times = np.zeros(0, dtype=np.float64)
         self.matrix = np.zeros((0, minilm.DIMENSION), dtype=np.float32)
+        self._links: tuple[Any, Any] | None = None
 
     def refresh(self, store: Any) -> None:
         import numpy as np
@@ -149,22 +157,66 @@ class _Vectors:
             keep &= ~np.isin(self.ids, new_ids)  # a re-made vector replaces the old one
             fresh = np.frombuffer(b"".join(r[5] for r in rows), dtype=np.float32)
             self.ids = np.concatenate([self.ids[keep], new_ids])
-            self.identities = np.concatenate(
-                [self.identities[keep], np.array([r[2] for r in rows], dtype=object)]
-            )
-            self.sessions = np.concatenate(
-                [self.sessions[keep], np.array([r[3] for r in rows], dtype=object)]
-            )
-            self.times = np.concatenate(
-                [self.times[keep], np.array([r[4] for r in rows], dtype=np.float64)]
-            )
+            for column, index, kind in _COLUMNS:
+                old = getattr(self, column)[keep]
+                new = np.array([r[index] for r in rows], dtype=kind)
+                setattr(self, column, np.concatenate([old, new]))
             self.matrix = np.concatenate(
                 [self.matrix[keep], fresh.reshape(len(rows), minilm.DIMENSION)]
             )
+            self._links = None
         elif not keep.all():
-            self.ids, self.identities = self.ids[keep], self.identities[keep]
-            self.sessions, self.matrix = self.sessions[keep], self.matrix[keep]
-            self.times = self.times[keep]
+            self.ids, self.matrix = self.ids[keep], self.matrix[keep]
+            for column, _index, _kind in _COLUMNS:
+                setattr(self, column, getattr(self, column)[keep])
+            self._links = None
+
+    def links(self) -> tuple[Any, Any]:
+        """For each row, the row said just before it and just after it in the same
+        place within NEIGHBOUR_SECONDS (-1: none), worked out once per change."""
+        import numpy as np
+
+        if self._links is None:
+            count = len(self.ids)
+            codes: dict[str, int] = {}
+            place = np.fromiter(
+                (codes.setdefault(p, len(codes)) for p in self.places), np.int64, count
+            )
+            order = np.lexsort((self.ids, place))
+            together = (place[order][1:] == place[order][:-1]) & (
+                np.abs(np.diff(self.times[order])) <= NEIGHBOUR_SECONDS
+            )
+            before, after = np.full(count, -1), np.full(count, -1)
+            before[order[1:][together]] = order[:-1][together]
+            after[order[:-1][together]] = order[1:][together]
+            self._links = (before, after)
+        return self._links
+
+    def scores(self, query_vector: Any, identity: str | None) -> Any:
+        """Each row's meaning score for the query: its cosine similarity, averaged with
+        its neighbours' (NEIGHBOUR_BEFORE, NEIGHBOUR_AFTER) where it has them. With
+        `identity`, only that identity's neighbours count: another's words never move
+        a scoped search's order (invariant 19)."""
+        import numpy as np
+
+        own = self.matrix @ query_vector.astype(np.float32)
+        total, weight = own.copy(), np.ones(len(own), dtype=np.float32)
+        for links, share in zip(self.links(), (NEIGHBOUR_BEFORE, NEIGHBOUR_AFTER), strict=True):
+            present = links >= 0
+            if identity is not None:
+                present &= self.identities[links] == identity
+            total += np.where(present, share * own[links], np.float32(0.0))
+            weight += np.where(present, np.float32(share), np.float32(0.0))
+        return total / weight
+
+
+# The columns kept beside each vector: (attribute, index in a load_since row, dtype).
+_COLUMNS = (
+    ("identities", 2, object),
+    ("sessions", 3, object),
+    ("times", 4, "float64"),
+    ("places", 6, object),
+)
 
 
 _cache: dict[str, _Vectors] = {}
@@ -181,19 +233,21 @@ def _fresh(store: Any) -> _Vectors:
     return vectors
 
 
-def similarities(store: Any, query_vector: Any, message_ids: list[int]) -> dict[int, float]:
-    """Cosine similarity of `query_vector` to each of `message_ids` that has a vector
+def similarities(
+    store: Any, query_vector: Any, message_ids: list[int], identity: str | None = None
+) -> dict[int, float]:
+    """The meaning score (`_Vectors.scores`) of each of `message_ids` that has a vector
     (the candidates full text found, scored by meaning too)."""
     import numpy as np
 
     with _cache_lock:
         vectors = _fresh(store)
-        ids, matrix = vectors.ids, vectors.matrix
-    wanted = np.fromiter(message_ids, dtype=np.int64, count=len(message_ids))
-    picked = np.flatnonzero(np.isin(ids, wanted))
-    if len(picked) == 0:
-        return {}
-    scores = matrix[picked] @ query_vector.astype(np.float32)
+        ids = vectors.ids
+        wanted = np.fromiter(message_ids, dtype=np.int64, count=len(message_ids))
+        picked = np.flatnonzero(np.isin(ids, wanted))
+        if len(picked) == 0:
+            return {}
+        scores = vectors.scores(query_vector, identity)[picked]
     return {int(ids[i]): float(score) for i, score in zip(picked, scores, strict=True)}
 
 
@@ -216,7 +270,7 @@ def nearest(
 
     with _cache_lock:
         vectors = _fresh(store)
-        ids, matrix = vectors.ids, vectors.matrix
+        ids = vectors.ids
         mask = np.ones(len(ids), dtype=bool)
         if identity is not None:
             mask &= vectors.identities == identity
@@ -226,11 +280,11 @@ def nearest(
             mask &= vectors.sessions != exclude_session_id
         if span is not None:
             mask &= (vectors.times >= span[0]) & (vectors.times < span[1])
-    if limit <= 0 or not mask.any():
-        return []
-    # Score the whole window, then keep the rows allowed: selecting rows of the matrix
-    # first copied it (60 MB at 40,000 vectors) on every search.
-    scores = matrix @ query_vector.astype(np.float32)
+        if limit <= 0 or not mask.any():
+            return []
+        # Score the whole window, then keep the rows allowed: selecting rows of the
+        # matrix first copied it (60 MB at 40,000 vectors) on every search.
+        scores = vectors.scores(query_vector, identity)
     if not mask.all():
         ids, scores = ids[mask], scores[mask]
     top = min(limit, len(ids))

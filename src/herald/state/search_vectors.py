@@ -18,6 +18,8 @@ import secrets
 import sqlite3
 from collections.abc import Sequence
 
+from herald.state.history import CHAT_META_KEY
+
 CREATE = (
     "CREATE TABLE IF NOT EXISTS message_vectors ("
     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
@@ -97,10 +99,12 @@ def put(conn: sqlite3.Connection, model: str, rows: Sequence[tuple[int, bytes]])
 
 def load_since(
     conn: sqlite3.Connection, model: str, after_seq: int, file_name: str
-) -> tuple[list[tuple[int, int, str, str, float, bytes]], int, str]:
-    """Rows (seq, message id, identity, session id, created_at, vector) written after `after_seq`
-    for messages inside the window, the window's floor, and the file's vectors' name.
-    When that name is not `file_name`, the rows are all of them (from seq 0)."""
+) -> tuple[list[tuple[int, int, str, str, float, bytes, str]], int, str]:
+    """Rows (seq, message id, identity, session id, created_at, vector, place) written after
+    `after_seq` for messages inside the window, the window's floor, and the file's vectors'
+    name. When that name is not `file_name`, the rows are all of them (from seq 0). A
+    message's place is where it was said: its session's chat (`meta.chat`, the
+    per-identity sessions of one group chat), else its session."""
     floor = window_floor(conn)
     try:
         found = conn.execute("SELECT value FROM message_vectors_meta WHERE key = 'file'").fetchone()
@@ -108,8 +112,10 @@ def load_since(
         if name != file_name:
             after_seq = 0
         rows = conn.execute(
-            "SELECT v.seq, v.message_id, m.identity, m.session_id, m.created_at, v.vector"
+            "SELECT v.seq, v.message_id, m.identity, m.session_id, m.created_at, v.vector,"
+            f" COALESCE(json_extract(s.meta, '$.{CHAT_META_KEY}'), m.session_id)"
             " FROM message_vectors v JOIN messages m ON m.id = v.message_id"
+            " JOIN sessions s ON s.id = m.session_id"
             " WHERE v.seq > ? AND v.model = ? AND v.message_id > ? ORDER BY v.seq",
             (after_seq, model, floor),
         ).fetchall()
@@ -117,7 +123,10 @@ def load_since(
         if not _missing_table(exc):
             raise
         return [], floor, ""
-    out = [(int(r[0]), int(r[1]), str(r[2]), str(r[3]), float(r[4]), bytes(r[5])) for r in rows]
+    out = [
+        (int(r[0]), int(r[1]), str(r[2]), str(r[3]), float(r[4]), bytes(r[5]), str(r[6]))
+        for r in rows
+    ]
     return out, floor, name
 
 

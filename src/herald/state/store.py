@@ -680,7 +680,7 @@ class StateStore:
 
     def load_vectors_since(
         self, model: str, after_seq: int, file_name: str
-    ) -> tuple[list[tuple[int, int, str, str, float, bytes]], int, str]:
+    ) -> tuple[list[tuple[int, int, str, str, float, bytes, str]], int, str]:
         """Vectors written after `after_seq` inside the window, the window floor and
         the vectors' file name (see herald.state.search_vectors.load_since)."""
         with self._readers.connection() as conn:

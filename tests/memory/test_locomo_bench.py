@@ -1,0 +1,27 @@
+"""The LoCoMo bench's merge of ranked lists (bench/locomo.py): each list's first, then
+each one's second... Two speakers' fact stores answer an unscoped question; listing
+one store's whole answer before the other's best put weak facts above strong ones."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "locomo.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("locomo_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_lists_are_merged_by_rank() -> None:
+    merge = _bench()._interleave
+    assert list(merge(["a1", "a2", "a3"], ["b1"])) == ["a1", "b1", "a2", "a3"]
+    assert list(merge(["t1", "t2"], ["f1", "f2"], ["g1"])) == ["t1", "f1", "g1", "t2", "f2"]
+    assert list(merge()) == [] and list(merge([], ["x"])) == ["x"]
