@@ -142,6 +142,7 @@ class _Vectors:
         self.times = np.zeros(0, dtype=np.float64)
         self.matrix = np.zeros((0, minilm.DIMENSION), dtype=np.float32)
         self._links: tuple[Any, Any] | None = None
+        self._last: tuple[bytes, str | None, Any] | None = None  # the last query's scores
 
     def refresh(self, store: Any) -> None:
         import numpy as np
@@ -164,12 +165,12 @@ class _Vectors:
             self.matrix = np.concatenate(
                 [self.matrix[keep], fresh.reshape(len(rows), minilm.DIMENSION)]
             )
-            self._links = None
+            self._links = self._last = None
         elif not keep.all():
             self.ids, self.matrix = self.ids[keep], self.matrix[keep]
             for column, _index, _kind in _COLUMNS:
                 setattr(self, column, getattr(self, column)[keep])
-            self._links = None
+            self._links = self._last = None
 
     def links(self) -> tuple[Any, Any]:
         """For each row, the row said just before it and just after it in the same
@@ -196,10 +197,16 @@ class _Vectors:
         """Each row's meaning score for the query: its cosine similarity, averaged with
         its neighbours' (NEIGHBOUR_BEFORE, NEIGHBOUR_AFTER) where it has them. With
         `identity`, only that identity's neighbours count: another's words never move
-        a scoped search's order (invariant 19)."""
+        a scoped search's order (invariant 19). One search asks for its query's
+        scores more than once (nearest, nearest in a span, the candidates'): the last
+        query's are kept until the window changes."""
         import numpy as np
 
-        own = self.matrix @ query_vector.astype(np.float32)
+        query = query_vector.astype(np.float32)
+        key = query.tobytes()
+        if self._last is not None and self._last[:2] == (key, identity):
+            return self._last[2]
+        own = self.matrix @ query
         total, weight = own.copy(), np.ones(len(own), dtype=np.float32)
         for links, share in zip(self.links(), (NEIGHBOUR_BEFORE, NEIGHBOUR_AFTER), strict=True):
             present = links >= 0
@@ -207,7 +214,9 @@ class _Vectors:
                 present &= self.identities[links] == identity
             total += np.where(present, share * own[links], np.float32(0.0))
             weight += np.where(present, np.float32(share), np.float32(0.0))
-        return total / weight
+        scores = total / weight
+        self._last = (key, identity, scores)
+        return scores
 
 
 # The columns kept beside each vector: (attribute, index in a load_since row, dtype).
