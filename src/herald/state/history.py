@@ -214,6 +214,18 @@ REPLY_SCAN = 200  # messages after a question looked at for its reply
 REPLY_SECONDS = 3600.0  # a reply comes within this long of the question
 
 
+def identities_among(conn: sqlite3.Connection, names: Sequence[str]) -> set[str]:
+    """Those of `names` that some session belongs to (one index lookup each)."""
+    wanted = list(dict.fromkeys(names))
+    if not wanted:
+        return set()
+    marks = ", ".join("?" * len(wanted))
+    rows = conn.execute(
+        f"SELECT DISTINCT identity FROM sessions WHERE identity IN ({marks})", wanted
+    ).fetchall()
+    return {str(row[0]) for row in rows}
+
+
 def replies(
     conn: sqlite3.Connection, message_ids: Sequence[int], identity: str | None
 ) -> dict[int, int]:

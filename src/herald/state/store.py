@@ -616,6 +616,11 @@ class StateStore:
         with self._readers.connection() as conn:
             return history.replies(conn, message_ids, identity)
 
+    def identities_among(self, names: Sequence[str]) -> set[str]:
+        """Those of `names` that are the identity of some session (who speaks here)."""
+        with self._readers.connection() as conn:
+            return history.identities_among(conn, names)
+
     def get_message(self, message_id: int) -> StoredMessage | None:
         with self._readers.connection() as conn:
             return history.message_by_id(conn, message_id)
