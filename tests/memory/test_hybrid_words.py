@@ -54,11 +54,15 @@ def test_the_speakers_are_the_identities_the_history_holds(store: StateStore) ->
 def test_a_name_only_talked_about_still_finds_its_message(store: StateStore) -> None:
     # The answer shares no other word with the question ("love", not "like"); with
     # every name dropped from the any-word search, only Jon's "like"s were candidates.
-    (lebron,) = _said(store, [("user", "LeBron is the man - love his skills and leadership.")], "jon")
+    (lebron,) = _said(
+        store, [("user", "LeBron is the man - love his skills and leadership.")], "jon"
+    )
     for n in range(60):
         _said(store, [("user", f"I like idea number {n}, Tim")], "jon")
         _said(store, [("user", f"Jon, I like plan {n} too")], "tim")
-    hits = rank_messages(store, "What does Jon like about Lebron James?", limit=5, use_vectors=False)
+    hits = rank_messages(
+        store, "What does Jon like about Lebron James?", limit=5, use_vectors=False
+    )
     assert _ids(hits)[:1] == [lebron]
 
 
