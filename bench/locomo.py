@@ -159,6 +159,7 @@ def ingest(path: Path, workdir: Path, build_vectors: bool) -> tuple[Conversation
         from herald.memory import semantic
 
         semantic.index_pending(store, limit=None)
+        index_facts(conv)
     done.write_text(
         json.dumps(
             {
@@ -188,7 +189,16 @@ def _reopen(home: Path, done: Path, speakers: tuple[str, str], vectors: bool) ->
         from herald.memory import semantic
 
         semantic.index_pending(conv.store, limit=None)
+        index_facts(conv)
     return conv
+
+
+def index_facts(conv: Conversation) -> None:
+    """The fact stores' meaning vectors, all made now (a search makes a few at a time)."""
+    from herald.memory.holographic import meanings
+
+    for provider in conv.providers.values():
+        meanings.index_pending(provider.store, limit=None)
 
 
 def scope_for(question: dict[str, Any], conv: Conversation) -> str:

@@ -13,6 +13,7 @@ import pytest
 
 from herald.memory.holographic import FactStore, NewFact, hrr
 from herald.memory.holographic.encoding import entity_atom
+from herald.memory.holographic.schema import LATEST_VERSION
 
 
 @pytest.fixture
@@ -181,7 +182,7 @@ def test_reopen_at_a_new_dimension_re_encodes(tmp_path: Path) -> None:
         assert_in_sync(large)
         assert large.search("billing")[0].fact.content == "Kim maintains the billing service"
         version = large.read("SELECT MAX(version) FROM schema_version")[0][0]
-        assert version == 1
+        assert version == LATEST_VERSION
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

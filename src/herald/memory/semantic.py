@@ -81,16 +81,40 @@ _background: dict[str, threading.Thread] = {}
 _background_lock = threading.Lock()
 
 
+def backlog_running(key: str) -> threading.Thread | None:
+    """The thread embedding `key`'s backlog, while it runs."""
+    with _background_lock:
+        running = _background.get(key)
+    return running if running is not None and running.is_alive() else None
+
+
+def embed_backlog(key: str, work: Any, what: str) -> None:
+    """Run `work()` (embedding a whole backlog) on one daemon thread per `key`, unless
+    one already runs; an error stops it quietly (a closed store, a busy file): the
+    next search starts it again."""
+
+    def run() -> None:
+        try:
+            work()
+        except Exception:
+            log.debug("background embedding of %s stopped", what, exc_info=True)
+
+    with _background_lock:
+        running = _background.get(key)
+        if running is not None and running.is_alive():
+            return
+        thread = _background[key] = threading.Thread(target=run, name=f"herald-{what}", daemon=True)
+    thread.start()
+
+
 def index_for_search(store: Any) -> None:
     """Before a search: a backlog of at most PENDING_PER_QUERY messages (the latest turns)
     is embedded now, so the search sees them; a longer one (a history from before the
     model was installed) is embedded by one background thread per database, and
     searches meanwhile use the vectors already made instead of waiting."""
     key = str(getattr(store, "path", id(store)))
-    with _background_lock:
-        running = _background.get(key)
-        if running is not None and running.is_alive():
-            return
+    if backlog_running(key):
+        return
     history, _newest = store.message_high_water()
     known_history, after = _complete_up_to.get(key, ("", 0))
     backlog = store.pending_vectors(
@@ -99,19 +123,7 @@ def index_for_search(store: Any) -> None:
     if len(backlog) <= PENDING_PER_QUERY:
         index_pending(store)
         return
-    thread = threading.Thread(
-        target=_index_quietly, args=(store,), name="herald-vectors", daemon=True
-    )
-    with _background_lock:
-        _background[key] = thread
-    thread.start()
-
-
-def _index_quietly(store: Any) -> None:
-    try:
-        index_pending(store, limit=None)
-    except Exception:  # a closed store or a busy file: the next search starts it again
-        log.debug("background vector indexing stopped", exc_info=True)
+    embed_backlog(key, lambda: index_pending(store, limit=None), "vectors")
 
 
 def embed_query(text: str) -> Any | None:

@@ -86,6 +86,23 @@ MIGRATIONS: tuple[Migration, ...] = (
             END""",
         ),
     ),
+    Migration(
+        2,
+        "facts' sentence vectors (meanings.py), dropped when a fact's text changes",
+        (
+            # seq grows with every vector written, so (count, max seq) tells a reader
+            # whether its copy in memory is still the file's.
+            """CREATE TABLE fact_meanings (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                fact_id INTEGER NOT NULL UNIQUE REFERENCES facts(id) ON DELETE CASCADE,
+                model TEXT NOT NULL,
+                vector BLOB NOT NULL
+            )""",
+            """CREATE TRIGGER fact_meanings_stale AFTER UPDATE OF content ON facts BEGIN
+                DELETE FROM fact_meanings WHERE fact_id = old.id;
+            END""",
+        ),
+    ),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version

@@ -20,6 +20,7 @@ from typing import Any
 
 import herald.memory.holographic.analysis as analysis
 import herald.memory.holographic.hrr as hrr
+import herald.memory.holographic.meanings as meanings
 from herald.memory.holographic.bundles import BundleDeltas, read_bundle
 from herald.memory.holographic.contradictions import find_contradictions
 from herald.memory.holographic.encoding import encode_fact
@@ -452,6 +453,24 @@ class FactStore:
                 self.dimension = int(stored[0][0]) if stored else self.dimension
                 raise
 
+    def put_meanings(
+        self, model: str, rows: Sequence[tuple[int, str, bytes]], window_start: int = 0
+    ) -> int:
+        """Store (fact id, the text embedded, vector) rows of `model` (meanings.py);
+        a row whose fact was removed or whose text changed since it was read is
+        skipped; the vectors of facts older than `window_start` are dropped (another
+        model's are replaced as they are made again). Returns how many were written."""
+        written = 0
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM fact_meanings WHERE fact_id < ?", (window_start,))
+            for fact_id, text, blob in rows:
+                written += conn.execute(
+                    "INSERT OR REPLACE INTO fact_meanings (fact_id, model, vector)"
+                    " SELECT id, ?, ? FROM facts WHERE id = ? AND content = ?",
+                    (model, blob, fact_id, text),
+                ).rowcount
+        return written
+
     # -- recall (search.py, analysis.py, contradictions.py) ----------------
 
     def search(
@@ -462,6 +481,7 @@ class FactStore:
         category: str | None = None,
         min_trust: float | None = None,
     ) -> list[FactHit]:
+        meanings.index_for_search(self)
         return search_facts(
             self,
             query,
