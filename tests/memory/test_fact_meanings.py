@@ -191,3 +191,13 @@ def test_a_store_from_before_meanings_is_migrated_and_caught_up(tmp_path: Path) 
     with FactStore(path, dimension=256) as store:
         assert store.read("SELECT MAX(version) FROM schema_version")[0][0] == LATEST_VERSION
         assert ids(store.search(SIBLING_QUERY)) == [fact.id]
+
+
+def test_one_message_s_query_is_embedded_once_for_every_store() -> None:
+    """Recall asks each fact store (one per identity) with the same message: the
+    query's vector is made once, and no caller can change the one kept."""
+    first = semantic.embed_query(SIBLING_QUERY)
+    assert semantic.embed_query(SIBLING_QUERY) is first
+    with pytest.raises(ValueError, match="read-only"):
+        first[0] = 1.0
+    assert np.allclose(first, embedded(SIBLING_QUERY))

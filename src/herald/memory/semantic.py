@@ -11,6 +11,7 @@ from what was written since, so a search reads only new rows.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from dataclasses import dataclass
@@ -127,16 +128,24 @@ def index_for_search(store: Any) -> None:
 
 
 def embed_query(text: str) -> Any | None:
-    """The query's vector; None without the model, or when the model knows none of its
-    words (a vector of [UNK]s is near everything and means nothing)."""
-    model = minilm.load()
-    if model is None:
+    """The query's vector (read-only); None without the model, or when the model knows
+    none of its words (a vector of [UNK]s is near everything and means nothing). The
+    last few queries' are kept: one message's recall asks each fact store in turn."""
+    if minilm.load() is None:
         return None
+    return _embedded(text)
+
+
+@functools.lru_cache(maxsize=16)
+def _embedded(text: str) -> Any | None:
+    model = minilm.load()
     tokenizer = model.tokenizer
     special = {tokenizer.unk, tokenizer.cls, tokenizer.sep}
     if all(token in special for token in tokenizer.encode(text)):
         return None
-    return model.embed([text])[0]
+    vector = model.embed([text])[0]
+    vector.flags.writeable = False
+    return vector
 
 
 class _Vectors:
