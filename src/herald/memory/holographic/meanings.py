@@ -19,6 +19,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import herald.memory.minilm as minilm
+import herald.memory.semantic as semantic
+
 INDEX_PER_SEARCH = 32  # a backlog up to this is embedded inline, before the search
 BATCH = 32
 # Only the newest facts have meanings: a store past this many keeps finding its older
@@ -42,12 +45,8 @@ class MeaningStore(Protocol):
 
 
 def _model() -> Any | None:
-    from herald.memory import semantic
-
     if not semantic.available():
         return None
-    from herald.memory import minilm
-
     return minilm.load()
 
 
@@ -91,8 +90,6 @@ def index_pending(store: MeaningStore, limit: int | None = INDEX_PER_SEARCH) -> 
     model = _model()
     if model is None:
         return 0
-    from herald.memory import minilm
-
     done = 0
     start = _window_start(_state(store)[0])
     while limit is None or done < limit:
@@ -123,8 +120,6 @@ def index_for_search(store: MeaningStore) -> None:
     import) by one background thread per file, while searches use what is made."""
     if _model() is None:
         return
-    from herald.memory import semantic
-
     key = f"facts:{getattr(store, 'path', id(store))}"
     state = _state(store)
     if _settled.get(key) == state or semantic.backlog_running(key):
@@ -179,8 +174,6 @@ _cache_lock = threading.Lock()
 def _loaded(store: MeaningStore, model_id: str) -> _Loaded:
     import numpy as np
 
-    from herald.memory import minilm
-
     # Both from indexes (the fact_id one, the rowid), never the vectors' pages.
     count, top = store.read("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM fact_meanings")[0]
     key = str(getattr(store, "path", id(store)))
@@ -205,8 +198,6 @@ def scores(store: MeaningStore, query: str) -> MeaningScores | None:
     the model cannot read the query (`semantic.embed_query`)."""
     if _model() is None:
         return None
-    from herald.memory import minilm, semantic
-
     vector = semantic.embed_query(query)
     if vector is None:
         return None
