@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +90,7 @@ def backlog_running(key: str) -> threading.Thread | None:
     return running if running is not None and running.is_alive() else None
 
 
-def embed_backlog(key: str, work: Any, what: str) -> None:
+def embed_backlog(key: str, work: Callable[[], object], what: str) -> None:
     """Run `work()` (embedding a whole backlog) on one daemon thread per `key`, unless
     one already runs; an error stops it quietly (a closed store, a busy file): the
     next search starts it again."""

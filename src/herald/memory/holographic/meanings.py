@@ -2,7 +2,7 @@
 that "what colour scheme do I like?" finds "Kim prefers dark mode", which shares no
 word with it.
 
-Optional all the way: without the model (`herald.memory.semantic.available()`),
+Optional all the way: without the model (`herald.memory.minilm.load()` is None),
 `index_pending` does nothing and `scores` is None, and fact search is words and HRR
 only, as before. The vectors live in facts.db (`fact_meanings`, schema step 2); a
 trigger drops a fact's vector when its text changes and the foreign key when it is
@@ -44,18 +44,18 @@ class MeaningStore(Protocol):
     ) -> int: ...
 
 
-def _model() -> Any | None:
-    if not semantic.available():
-        return None
-    return minilm.load()
+def _stored(store: MeaningStore) -> tuple[int, int]:
+    """(vectors stored, highest seq), from indexes (the fact_id one, the rowid), never
+    the vectors' pages: it changes whenever a vector is written or dropped."""
+    count, top = store.read("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM fact_meanings")[0]
+    return int(count), int(top)
 
 
 def _state(store: MeaningStore) -> tuple[int, int, int]:
-    """(newest fact id, vectors stored, highest vector seq): read from indexes only. A
-    new fact moves the first; a changed or removed fact's vector, dropped, the second."""
+    """(newest fact id, vectors stored, highest vector seq): a new fact moves the
+    first; a changed or removed fact's vector, dropped, the others."""
     newest = store.read("SELECT COALESCE(MAX(id), 0) FROM facts")[0][0]
-    count, top = store.read("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM fact_meanings")[0]
-    return int(newest), int(count), int(top)
+    return (int(newest), *_stored(store))
 
 
 def _window_start(newest: int) -> int:
@@ -87,7 +87,7 @@ def _pending(store: MeaningStore, start: int, limit: int) -> list[Any]:
 def index_pending(store: MeaningStore, limit: int | None = INDEX_PER_SEARCH) -> int:
     """Embed up to `limit` facts (None: all) of the window that have no vector yet,
     newest first; returns how many were embedded."""
-    model = _model()
+    model = minilm.load()  # None without numpy or the model package
     if model is None:
         return 0
     done = 0
@@ -118,7 +118,7 @@ def index_for_search(store: MeaningStore) -> None:
     """Before a search: up to INDEX_PER_SEARCH facts without a meaning (the ones just
     added) are embedded now; a longer backlog (a store from before the model, an
     import) by one background thread per file, while searches use what is made."""
-    if _model() is None:
+    if minilm.load() is None:
         return
     key = f"facts:{getattr(store, 'path', id(store))}"
     state = _state(store)
@@ -174,17 +174,16 @@ _cache_lock = threading.Lock()
 def _loaded(store: MeaningStore, model_id: str) -> _Loaded:
     import numpy as np
 
-    # Both from indexes (the fact_id one, the rowid), never the vectors' pages.
-    count, top = store.read("SELECT COUNT(*), COALESCE(MAX(seq), 0) FROM fact_meanings")[0]
+    mark = _stored(store)
     key = str(getattr(store, "path", id(store)))
     loaded = _cache.get(key)
-    if loaded is None or loaded.key != (int(count), int(top)):
+    if loaded is None or loaded.key != mark:
         rows = store.read(
             "SELECT fact_id, vector FROM fact_meanings WHERE model = ? ORDER BY fact_id",
             (model_id,),
         )
         loaded = _cache[key] = _Loaded(
-            (int(count), int(top)),
+            mark,
             np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows)),
             np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(
                 len(rows), minilm.DIMENSION
@@ -196,9 +195,7 @@ def _loaded(store: MeaningStore, model_id: str) -> _Loaded:
 def scores(store: MeaningStore, query: str) -> MeaningScores | None:
     """The query's similarity to each fact's meaning; None without the model or when
     the model cannot read the query (`semantic.embed_query`)."""
-    if _model() is None:
-        return None
-    vector = semantic.embed_query(query)
+    vector = semantic.embed_query(query)  # None without the model too
     if vector is None:
         return None
     with _cache_lock:
