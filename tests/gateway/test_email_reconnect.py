@@ -116,3 +116,33 @@ async def test_a_link_that_worked_reconnects_without_the_back_off_of_older_failu
         and (found := re.search(r"again in (\d+(?:\.\d+)?) s", r.getMessage()))
     ]
     assert waits == [1.0, 1.0, 1.0, 1.0], waits
+
+
+async def test_a_session_that_swallows_a_cancel_still_stops_at_once(
+    proxy: TcpFaultProxy, tmp_path: Path
+) -> None:
+    """Python 3.11's `asyncio.wait_for` returns the result that arrives together with a
+    cancel and drops the cancel: a stop that came while a command was answered let the
+    session go on into IDLE and the stop waited out the IDLE (80 s in a loaded test
+    run; up to idle_seconds + 60 with the defaults). The session here swallows its
+    first cancel the same way, on a real connection."""
+    adapter = adapter_via(proxy, tmp_path)
+    swallowed, ended = asyncio.Event(), asyncio.Event()
+    real_converse = adapter._converse
+
+    async def converse(client: Any) -> None:
+        try:
+            await real_converse(client)
+        except asyncio.CancelledError:
+            swallowed.set()  # as wait_for does when the answer came with the cancel
+            await asyncio.sleep(3600)  # then the next wait: an IDLE that runs its course
+        finally:
+            ended.set()
+
+    adapter._converse = converse  # type: ignore[method-assign]
+    await adapter.connect(QuietSink())  # type: ignore[arg-type]
+    await asyncio.wait_for(adapter.connected.wait(), 30)
+    stopping = asyncio.ensure_future(adapter.disconnect())
+    await asyncio.wait({stopping}, timeout=10)  # not wait_for: that cancel is not the test
+    assert stopping.done(), "the stop waited on a session that had swallowed its cancel"
+    assert swallowed.is_set() and ended.is_set()

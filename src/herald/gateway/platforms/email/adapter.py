@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from herald.config.schema_email import EmailPlatformConfig
+from herald.gateway.aio import end_task
 from herald.gateway.contracts import (
     Button,
     EventSink,
@@ -136,9 +137,7 @@ class EmailAdapter(PlatformAdapter):
                     client.idle_done()
         task, self._task = self._task, None
         if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await end_task(task)
 
     # ---- capabilities -----------------------------------------------------------------
 
@@ -310,9 +309,7 @@ class EmailAdapter(PlatformAdapter):
             talk.result()
         finally:
             self._client = None
-            talk.cancel()
-            with contextlib.suppress(BaseException):
-                await talk
+            await end_task(talk)
             if not lost.done():
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(client.logout(), 5)
