@@ -28,6 +28,7 @@ import discord
 from discord import app_commands
 from discord.http import handle_message_parameters
 
+from herald.gateway.aio import end_task
 from herald.gateway.auth import allowlist_matches
 from herald.gateway.contracts import (
     Button,
@@ -511,9 +512,7 @@ async def _close(client: Any, runner: asyncio.Task[None] | None) -> None:
     except Exception as error:
         log.debug("discord: closing the client failed: %s", error)
     if runner is not None:
-        runner.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await runner
+        await end_task(runner)
 
 
 def create_adapter(

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from herald.gateway.aio import end_task
 from herald.gateway.approvals import reaction_choices
 from herald.gateway.auth import allowlist_matches
 from herald.gateway.contracts import (
@@ -254,9 +255,7 @@ class MatrixAdapter(PlatformAdapter):
     async def _stop_sync(self) -> None:
         sync, self._sync = self._sync, None
         if sync is not None:
-            sync.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await sync
+            await end_task(sync)
 
     def expected_rhythm(self) -> Rhythm:
         return Rhythm.long_poll(self.config.sync_timeout_seconds, self._silence_slack)

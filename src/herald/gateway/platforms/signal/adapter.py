@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 
 from herald.config.schema_signal import SignalPlatformConfig
+from herald.gateway.aio import end_task
 from herald.gateway.approvals import REACTION_FOR, reaction_choices
 from herald.gateway.contracts import (
     Button,
@@ -127,9 +128,7 @@ class SignalAdapter(PlatformAdapter):
     async def _stop_stream(self) -> None:
         stream, self._stream = self._stream, None
         if stream is not None:
-            stream.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await stream
+            await end_task(stream)
 
     def expected_rhythm(self) -> Rhythm:
         keepalive = self.config.keepalive_seconds

@@ -42,6 +42,7 @@ from telegram.ext import (
 from telegram.warnings import PTBDeprecationWarning
 
 from herald.config.schema_gateway import TelegramPlatformConfig
+from herald.gateway.aio import end_task
 from herald.gateway.contracts import (
     Button,
     EventSink,
@@ -245,9 +246,7 @@ class TelegramAdapter(PlatformAdapter):
         poller, self._poller = self._poller, None
         if poller is None:
             return
-        poller.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await poller
+        await end_task(poller)
 
     async def _poll(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         """getUpdates in a loop. Every update is recorded in the inbound ledger before

@@ -36,7 +36,6 @@ what it could do on any chat platform, through the same gates.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import mimetypes
 import secrets as secrets_module
@@ -45,6 +44,7 @@ from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Any
 
 from herald.config.schema_whatsapp import WhatsAppPlatformConfig
+from herald.gateway.aio import end_task
 from herald.gateway.contracts import (
     Button,
     EventSink,
@@ -163,9 +163,7 @@ class WhatsAppAdapter(PlatformAdapter):
     async def _stop_probe(self) -> None:
         probe, self._probe = self._probe, None
         if probe is not None:
-            probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await probe
+            await end_task(probe)
 
     @property
     def _probe_timeout(self) -> float:
