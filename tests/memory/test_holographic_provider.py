@@ -11,6 +11,7 @@ import pytest
 
 from herald.config import HeraldHome
 from herald.memory.holographic import FACT_STORE_SCHEMA, HolographicProvider
+from herald.memory.holographic.provider import PREFETCH_MIN_RELEVANCE
 from herald.memory.provider import MemoryProvider
 
 
@@ -189,6 +190,25 @@ def test_prefetch_lines_and_relevance_floor(provider: HolographicProvider) -> No
     assert provider.prefetch("can you refactor this function for me") == ""
     assert provider.prefetch("") == ""
     assert provider.store.get(fact["id"]).last_used_at is not None
+
+
+def test_recall_is_what_the_prefetch_shows_with_its_relevance(
+    provider: HolographicProvider,
+) -> None:
+    """The LoCoMo bench merges two stores' recall by relevance: that list must be the
+    prefetch's facts, in its order, each with the score that cleared the floor."""
+    call(provider, action="add", content="Carol's dog is called Pepper", category="pets")
+    call(provider, action="add", content="Carol walks Pepper by the river", category="pets")
+    call(provider, action="add", content="The team standup is at 9:30 on weekdays")
+    query = "where does Carol walk her dog Pepper?"
+    hits = provider.recall(query)
+    shown = [int(line.split()[1][1:]) for line in provider.prefetch(query).splitlines()]
+    assert [hit.fact.id for hit in hits] == shown and len(shown) == 2
+    relevance = [hit.parts["relevance"] for hit in hits]
+    assert relevance == sorted(relevance, reverse=True)
+    assert min(relevance) >= PREFETCH_MIN_RELEVANCE
+    assert provider.recall("can you refactor this function for me") == []
+    assert HolographicProvider().recall("anything") == []
 
 
 def test_prefetch_before_initialize_is_empty() -> None:

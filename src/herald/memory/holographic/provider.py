@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import Any
 
+from herald.memory.holographic.records import FactHit
 from herald.memory.holographic.store import DEFAULT_DIMENSION, FactStore
 from herald.memory.holographic.tool import FACT_STORE_SCHEMA, run_fact_store
 from herald.memory.provider import MemoryProvider
@@ -123,19 +124,27 @@ class HolographicProvider(MemoryProvider):
     def system_prompt_block(self) -> str:
         return SYSTEM_PROMPT_BLOCK
 
-    def prefetch(self, query: str) -> str:
-        """Bullet lines '- #id (trust 0.70) text' for the facts that clear the
-        relevance floor; '' when none does."""
+    def recall(self, query: str) -> list[FactHit]:
+        """The facts `prefetch` shows for `query`, best first: those that clear the
+        relevance floor (marked used). Their `parts["relevance"]` is one scale for every
+        store, so lists from several stores can be merged by it."""
         if self._store is None or not isinstance(query, str) or not query.strip():
-            return ""
+            return []
         hits = [
             hit
             for hit in self._store.search(query, limit=int(self.settings["max_results"]))
             if hit.parts.get("relevance", 0.0) >= PREFETCH_MIN_RELEVANCE
         ]
+        if hits:
+            self._store.mark_used([hit.fact.id for hit in hits])
+        return hits
+
+    def prefetch(self, query: str) -> str:
+        """Bullet lines '- #id (trust 0.70) text' for the facts that clear the
+        relevance floor (`recall`); '' when none does."""
+        hits = self.recall(query)
         if not hits:
             return ""
-        self._store.mark_used([hit.fact.id for hit in hits])
         lines = []
         for hit in hits:
             text = hit.fact.content
