@@ -60,8 +60,13 @@ def test_a_one_shot_whose_first_store_fails_prints_no_session_line(herald_home, 
 
 def test_a_profile_has_no_profiles_folder_of_its_own(herald_home, fake_llm, run_cli):
     fake_llm.set_handler(lambda req: Reply.text("hi"))
+    profile = herald_home / "profiles" / "work"
+    profile.mkdir(parents=True)
+    # the fake model's config, so the turn is not the offline model's (4 s of the suite)
+    for name in ("config.yaml", ".env"):
+        (profile / name).write_text((herald_home / name).read_text())
     proc = run_cli("--profile", "work", "chat", "-q", "hello")
     assert proc.returncode == 0, proc.stderr
-    profile = herald_home / "profiles" / "work"
+    assert fake_llm.model_requests(), "the turn was not the fake model's"
     assert (profile / "state.db").exists()
     assert not (profile / "profiles").exists()
