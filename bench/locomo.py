@@ -22,7 +22,7 @@ Then every question of categories 1-4 goes through what the model would use:
 prefetch (`HolographicProvider.recall`, the facts `prefetch` shows). The turns those
 return, in the order the model reads them (the tool's results with their matches,
 interleaved with the recalled facts; unscoped, the two speakers' stores' facts are
-merged by their relevance, one scale for both), are scored: hit@k
+merged by their score, one scale for both), are scored: hit@k
 (an evidence turn among the first k) and recall@10 (the share of evidence turns among
 the first 10). Each source is scored alone too (`by_source`), to show what each adds.
 
@@ -235,26 +235,27 @@ def retrieve(
     search = SessionSearch(conv.store, None, settings, identity=scope, clock=lambda: conv.now)
     found = search.run(query=question, limit=TOOL_LIMIT)
     from_tool = [conv.message_turn[i] for i in tool_turns(found) if i in conv.message_turn]
-    recalled: list[tuple[float, str]] = []  # (relevance, turn) of what the prefetch shows
+    recalled: list[tuple[float, str]] = []  # (score, turn) of what the prefetch shows
     for who, provider in conv.providers.items():
         if scope is not None and who != scope:
             continue
         for hit in provider.recall(question):  # the facts `prefetch` puts in the message
             turn = conv.fact_turn.get((who, hit.fact.id))
             if turn is not None:
-                recalled.append((hit.parts["relevance"], turn))
-    # Unscoped, both speakers' stores answer: one relevance scale for both (the same
-    # search on the same kind of facts), so their facts are merged by it; alternating
+                recalled.append((hit.score, turn))
+    # Unscoped, both speakers' stores answer: one scale for both (the same search and
+    # score, relevance x trust x decay, on the same kind of facts), so their facts are
+    # merged by it, each store's own order kept; alternating
     # the two lists put the other speaker's weak facts between the named speaker's
-    # strong ones (combined hit@5 0.749 -> 0.763).
-    from_facts = list(dict.fromkeys(turn for _, turn in merge_by_relevance(recalled)))
+    # strong ones.
+    from_facts = list(dict.fromkeys(turn for _, turn in merge_by_score(recalled)))
     ranked = list(dict.fromkeys(_interleave(from_tool, from_facts)))
     sources = {"session_search": from_tool, "recall": from_facts}
     return ranked, time.perf_counter() - started, sources
 
 
-def merge_by_relevance(scored: list[tuple[float, str]]) -> list[tuple[float, str]]:
-    """Most relevant first; equal relevance keeps the order the stores were asked in."""
+def merge_by_score(scored: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    """Best score first; an equal score keeps the order the stores were asked in."""
     return sorted(scored, key=lambda item: -item[0])
 
 

@@ -192,11 +192,11 @@ def test_prefetch_lines_and_relevance_floor(provider: HolographicProvider) -> No
     assert provider.store.get(fact["id"]).last_used_at is not None
 
 
-def test_recall_is_what_the_prefetch_shows_with_its_relevance(
+def test_recall_is_what_the_prefetch_shows_with_its_scores(
     provider: HolographicProvider,
 ) -> None:
-    """The LoCoMo bench merges two stores' recall by relevance: that list must be the
-    prefetch's facts, in its order, each with the score that cleared the floor."""
+    """The LoCoMo bench merges two stores' recall by score: that list must be the
+    prefetch's facts, in its order (best score first), each above the relevance floor."""
     call(provider, action="add", content="Carol's dog is called Pepper", category="pets")
     call(provider, action="add", content="Carol walks Pepper by the river", category="pets")
     call(provider, action="add", content="The team standup is at 9:30 on weekdays")
@@ -204,9 +204,9 @@ def test_recall_is_what_the_prefetch_shows_with_its_relevance(
     hits = provider.recall(query)
     shown = [int(line.split()[1][1:]) for line in provider.prefetch(query).splitlines()]
     assert [hit.fact.id for hit in hits] == shown and len(shown) == 2
-    relevance = [hit.parts["relevance"] for hit in hits]
-    assert relevance == sorted(relevance, reverse=True)
-    assert min(relevance) >= PREFETCH_MIN_RELEVANCE
+    scores = [hit.score for hit in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert min(hit.parts["relevance"] for hit in hits) >= PREFETCH_MIN_RELEVANCE
     assert provider.recall("can you refactor this function for me") == []
     assert HolographicProvider().recall("anything") == []
 

@@ -1,6 +1,6 @@
 """The LoCoMo bench's merges (bench/locomo.py). The tool's turns and the recalled facts
 alternate (each list's first, then each one's second...). Two speakers' fact stores
-answer an unscoped question on one relevance scale, so their facts are merged by it:
+answer an unscoped question with one search and score, so their facts are merged by it:
 alternating them put the other speaker's weak facts between the named one's strong ones."""
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ def test_lists_are_merged_by_rank() -> None:
     assert list(merge()) == [] and list(merge([], ["x"])) == ["x"]
 
 
-def test_two_stores_facts_are_merged_by_relevance() -> None:
-    merge = _bench().merge_by_relevance
+def test_two_stores_facts_are_merged_by_score() -> None:
+    merge = _bench().merge_by_score
     # store A's three facts, then store B's two, as the bench collects them
     scored = [(0.9, "a1"), (0.8, "a2"), (0.5, "a3"), (0.6, "b1"), (0.5, "b2")]
     assert [turn for _, turn in merge(scored)] == ["a1", "a2", "b1", "a3", "b2"]

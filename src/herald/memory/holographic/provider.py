@@ -126,8 +126,9 @@ class HolographicProvider(MemoryProvider):
 
     def recall(self, query: str) -> list[FactHit]:
         """The facts `prefetch` shows for `query`, best first: those that clear the
-        relevance floor (marked used). Their `parts["relevance"]` is one scale for every
-        store, so lists from several stores can be merged by it."""
+        relevance floor (marked used). Their `score` (relevance x trust x decay) orders
+        them and is one scale for every store, so lists from several stores can be
+        merged by it."""
         if self._store is None or not isinstance(query, str) or not query.strip():
             return []
         hits = [
