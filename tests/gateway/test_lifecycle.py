@@ -277,3 +277,93 @@ async def test_the_gateway_runs_the_cron_jobs_of_every_profile_it_serves(
     prompts = " ".join(r.last_user_text for r in fake_llm.model_requests())
     assert "default job" in prompts and "work job" in prompts
     assert "quiet job" not in prompts  # cron.enabled: false in that profile
+
+
+class SlowToConnect(LoopbackAdapter):
+    """A platform whose connect waits until `opened` is set (a Discord READY that takes
+    its time, a server that answers the handshake and then nothing); records whether
+    that connect was cancelled and whether it was closed after."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.opened = asyncio.Event()
+        self.cancelled = False
+        self.disconnects = 0
+
+    async def connect(self, sink) -> None:
+        try:
+            await self.opened.wait()
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        await super().connect(sink)
+
+    async def disconnect(self) -> None:
+        self.disconnects += 1
+        await super().disconnect()
+
+
+async def test_platforms_connect_side_by_side(gateway_settings) -> None:
+    """A slow platform does not hold the others back: each connects on its own (five
+    platforms are not five handshakes one after another)."""
+    settings = gateway_settings()
+    slow, quick = SlowToConnect("slow"), LoopbackAdapter("quick")
+    stop = asyncio.Event()
+    runner = GatewayRunner({"default": settings})
+    served = asyncio.ensure_future(serve(runner, [slow, quick], home=settings.home, stop=stop))
+    await eventually(lambda: quick.connected)  # while `slow` still waits
+    assert not slow.connected
+    slow.opened.set()
+    await eventually(lambda: slow.connected)
+    await eventually(
+        lambda: json.loads(RunFiles(settings.home).status_path.read_text())["state"] == "running"
+    )
+    assert json.loads(RunFiles(settings.home).status_path.read_text())["platforms"] == [
+        "slow",
+        "quick",
+    ]
+    stop.set()
+    assert await asyncio.wait_for(served, 15) == 0
+    assert not slow.connected and not quick.connected
+
+
+async def test_a_stop_while_a_platform_connects_ends_at_once(gateway_settings) -> None:
+    """`herald gateway stop` (or SIGTERM) during start-up does not wait for a platform
+    that is still connecting (Discord's READY can take up to its 30 s timeout): that
+    connect is cancelled, every platform is closed, and the gateway says it stopped."""
+    settings = gateway_settings()
+    slow, quick = SlowToConnect("slow"), LoopbackAdapter("quick")
+    stop = asyncio.Event()
+    runner = GatewayRunner({"default": settings})
+    served = asyncio.ensure_future(serve(runner, [slow, quick], home=settings.home, stop=stop))
+    await eventually(lambda: quick.connected)
+    stop.set()
+    assert await asyncio.wait_for(served, 5) == 0
+    assert slow.cancelled and slow.disconnects == 1  # a half-open link is closed too
+    assert not quick.connected
+    status = json.loads(RunFiles(settings.home).status_path.read_text())
+    assert status["state"] == "stopped" and not status["running"]
+
+
+async def test_a_stop_during_start_up_drains_the_turns_already_running(
+    gateway_settings, fake_llm
+) -> None:
+    """One platform serves while another still connects; a stop then lets the turn it
+    began finish and be answered before the runner closes (nothing cut mid-write)."""
+    settings = gateway_settings({"drain_seconds": 10})
+    slow, quick = SlowToConnect("slow"), LoopbackAdapter("quick")
+    settings.config.gateway.allowed_users["quick"] = ["user-1"]
+    stop = asyncio.Event()
+    runner = GatewayRunner({"default": settings})
+    served = asyncio.ensure_future(serve(runner, [slow, quick], home=settings.home, stop=stop))
+    await eventually(lambda: quick.connected)
+    fake_llm.enqueue(Reply.text("answered while starting", delay=0.8))
+    turn = quick.inject_soon("work")
+    await eventually(lambda: fake_llm.model_requests())
+    stop.set()
+    assert await asyncio.wait_for(served, 15) == 0
+    assert (await asyncio.wait_for(turn, 15)).text == "answered while starting"
+    assert "answered while starting" in quick.texts()
+    assert slow.cancelled
+    with StateStore(settings.home.state_db) as store:
+        assert GatewayState(store).inflight_turns() == []

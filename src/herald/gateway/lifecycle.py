@@ -228,50 +228,28 @@ async def serve(
     stop: asyncio.Event,
     force: asyncio.Event | None = None,
 ) -> int:
-    """Connect, resume, serve until `stop`, drain, disconnect. The exit code."""
-    from herald.gateway.resume import resume_turns
-
+    """Connect, resume, serve until `stop`, drain, disconnect. The exit code. A stop
+    that comes while platforms still connect ends those connects and drains the turns
+    the others began meanwhile."""
     config = runner.config
     files = RunFiles(home)
     status = GatewayStatus(running=True, pid=os.getpid(), state="starting", started_at=time.time())
     files.write_status(status)
-    connected: list[PlatformAdapter] = []
     for adapter in adapters:
         runner.adapters[adapter.name] = adapter
         adapter.health.down_after_errors = config.watchdog.down_after_errors
-        try:
-            await adapter.connect(runner)
-            connected.append(adapter)
-            log.info("platform %s connected", adapter.name)
-        except Exception as exc:
-            log.error("platform %s could not connect: %s", adapter.name, exc)
-            adapter.health.error(f"could not connect: {exc}")
-    if adapters and not connected:
+    connected = await _connect_all(runner, adapters, stop)
+    if connected is not None and adapters and not connected:
         status.state, status.running, status.detail = "stopped", False, "no platform could start"
         files.write_status(status)
         runner.close()
         return 1
-    status.state, status.platforms = "running", [a.name for a in connected]
-    files.write_status(status)
-    if runner.inflight():
-        guard = RestartGuard(
-            guard_path(home.root),
-            window=config.restart_window_seconds,
-            max_boots=config.restart_max_boots,
-        )
-        allowed = config.auto_resume and guard.check_and_record()
-        await resume_turns(runner, allowed=allowed, looped=config.auto_resume)
-    from herald.gateway.watchdog import Watchdog
-
-    watchdog = Watchdog(runner, config)
-    runner.health_report = watchdog.report
-    chores = asyncio.ensure_future(_chores(runner, watchdog, files, status))
-    crons = _start_crons(runner)
-    await stop.wait()
-    for cron in crons:
-        await cron.stop()
-    chores.cancel()
-    await watchdog.stop()
+    if connected is None:
+        log.info("stopped while platforms were still connecting")
+    else:
+        status.state, status.platforms = "running", [a.name for a in connected]
+        files.write_status(status)
+        await _serve_until_stopped(runner, home, files, status, stop)
     log.info("stopping: draining running turns (up to %.0f s)", config.drain_seconds)
     status.state = "draining"
     files.write_status(status)
@@ -286,6 +264,71 @@ async def serve(
     files.write_status(status)
     log.info("gateway stopped")
     return 0
+
+
+async def _serve_until_stopped(
+    runner: GatewayRunner,
+    home: HeraldHome,
+    files: RunFiles,
+    status: GatewayStatus,
+    stop: asyncio.Event,
+) -> None:
+    """Resume interrupted turns, then run the watchdog, the chores and the profiles'
+    cron schedulers until `stop`; they are stopped before the drain."""
+    from herald.gateway.resume import resume_turns
+    from herald.gateway.watchdog import Watchdog
+
+    config = runner.config
+    if runner.inflight():
+        guard = RestartGuard(
+            guard_path(home.root),
+            window=config.restart_window_seconds,
+            max_boots=config.restart_max_boots,
+        )
+        allowed = config.auto_resume and guard.check_and_record()
+        await resume_turns(runner, allowed=allowed, looped=config.auto_resume)
+    watchdog = Watchdog(runner, config)
+    runner.health_report = watchdog.report
+    chores = asyncio.ensure_future(_chores(runner, watchdog, files, status))
+    crons = _start_crons(runner)
+    await stop.wait()
+    for cron in crons:
+        await cron.stop()
+    chores.cancel()
+    await watchdog.stop()
+
+
+async def _connect_all(
+    runner: GatewayRunner, adapters: list[PlatformAdapter], stop: asyncio.Event
+) -> list[PlatformAdapter] | None:
+    """Connect every platform side by side (a slow handshake holds no other back); the
+    ones that connected, in their configured order. A platform that fails is logged and
+    marked on its health. None when `stop` came first: the connects still running are
+    cancelled (`end_task`), so a stop during start-up is not kept waiting for them."""
+    from herald.gateway.aio import end_task
+
+    async def connect(adapter: PlatformAdapter) -> bool:
+        try:
+            await adapter.connect(runner)
+        except Exception as exc:
+            log.error("platform %s could not connect: %s", adapter.name, exc)
+            adapter.health.error(f"could not connect: {exc}")
+            return False
+        log.info("platform %s connected", adapter.name)
+        return True
+
+    connects = [asyncio.ensure_future(connect(adapter)) for adapter in adapters]
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        pending: set[asyncio.Future[Any]] = {*connects, stopping}
+        while not stopping.done() and not all(c.done() for c in connects):
+            _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (*connects, stopping):
+            await end_task(task)  # a connect still running: stopped (or we were cancelled)
+    if not all(c.done() and not c.cancelled() for c in connects):
+        return None
+    return [adapter for adapter, ok in zip(adapters, connects, strict=True) if ok.result()]
 
 
 def _start_crons(runner: GatewayRunner) -> list[Any]:

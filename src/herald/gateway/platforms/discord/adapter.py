@@ -160,6 +160,9 @@ class DiscordAdapter(PlatformAdapter):
         except (discord.HTTPException, OSError) as error:
             await client.close()
             raise DiscordConnectError(f"cannot reach Discord: {error}") from None
+        except BaseException:  # cancelled (a stop during start-up): its session closed
+            await _close(client, None)
+            raise
         self.bot_id = client.user.id  # known from login; events may come before READY ends
         if adopt:
             self._client = client
@@ -167,9 +170,14 @@ class DiscordAdapter(PlatformAdapter):
             client.connect(reconnect=True), name="discord:gateway"
         )
         ready = asyncio.ensure_future(client.wait_until_ready())
-        done, _ = await asyncio.wait(
-            {ready, runner}, timeout=self._ready_timeout, return_when=asyncio.FIRST_COMPLETED
-        )
+        try:
+            done, _ = await asyncio.wait(
+                {ready, runner}, timeout=self._ready_timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        except BaseException:  # cancelled: no client, heartbeat thread or task left behind
+            ready.cancel()
+            await _close(client, runner)
+            raise
         if ready not in done:
             ready.cancel()
             await client.close()
