@@ -255,6 +255,9 @@ class SynapseServer:
             "federation_domain_whitelist": [],
             "enable_registration": False,
             "url_preview_enabled": False,
+            # Each test registers its own users: Synapse's default of 12 bcrypt rounds
+            # cost ~0.4 s per user on this machine; passwords here guard nothing.
+            "bcrypt_rounds": 4,
             "presence": {"enabled": False},
             "rc_message": unlimited,
             "rc_registration": unlimited,
