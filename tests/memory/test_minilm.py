@@ -42,18 +42,34 @@ def _reference(model: minilm.MiniLM, ids: list[int]) -> object:
 
     x = norm(x, *model.embed_norm)
     head = minilm.DIMENSION // 12
+    # Each weight is (out, in), as the checkpoint stores it: a dense layer is x @ W.T + b.
     for qkv, qkv_b, out_w, out_b, n1, up_w, up_b, down_w, down_b, n2 in model.layers:
-        q, k, v = np.split(x @ qkv.astype(f) + qkv_b, 3, axis=-1)
+        q, k, v = np.split(x @ qkv.astype(f).T + qkv_b, 3, axis=-1)
         heads = []
         for h in range(12):
             cut = slice(h * head, (h + 1) * head)
             s = q[:, cut] @ k[:, cut].T / math.sqrt(head)
             s = np.exp(s - s.max(-1, keepdims=True))
             heads.append((s / s.sum(-1, keepdims=True)) @ v[:, cut])
-        x = norm(np.concatenate(heads, 1) @ out_w.astype(f) + out_b + x, *n1)
-        x = norm(gelu(x @ up_w.astype(f) + up_b) @ down_w.astype(f) + down_b + x, *n2)
+        x = norm(np.concatenate(heads, 1) @ out_w.astype(f).T + out_b + x, *n1)
+        x = norm(gelu(x @ up_w.astype(f).T + up_b) @ down_w.astype(f).T + down_b + x, *n2)
     pooled = x.mean(0)
     return pooled / np.linalg.norm(pooled)
+
+
+@needs_model
+def test_a_batch_of_many_rows_embeds_as_each_text_alone() -> None:
+    """A query's few rows and a backlog batch's thousands take the two ways round of
+    `_linear` (minilm.FEW_ROWS); both give the same vectors."""
+    model = minilm.load()
+    assert model is not None
+    texts = [f"message {i}: " + "the deploy on staging failed again " * 12 for i in range(16)]
+    rows = len(texts) * max(len(model.tokenizer.encode(t)) for t in texts)
+    assert rows > minilm.FEW_ROWS  # the batch goes the many-rows way
+    together = model.embed(texts)
+    for row, text in enumerate(texts):
+        alone = model.embed([text])[0]  # a few rows
+        assert float(together[row] @ alone) > 0.99999, text
 
 
 @needs_model
