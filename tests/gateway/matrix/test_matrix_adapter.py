@@ -198,7 +198,12 @@ async def test_what_was_said_before_herald_joined_is_not_answered(setup: Setup) 
         await adapter.disconnect()
 
 
-async def test_a_message_that_cannot_be_decrypted_is_not_dropped_in_silence(setup: Setup) -> None:
+async def test_a_message_that_cannot_be_decrypted_is_not_dropped_in_silence(
+    setup: Setup, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from herald.gateway.platforms.matrix import crypto
+
+    monkeypatch.setattr(crypto, "_KEY_WAIT_SECONDS", 1.0)  # the key's wait: 10 s in use
     adapter, sink = setup.adapter(), RecordingSink()
     await adapter.connect(sink)
     await synced(adapter)  # the first sync only catches up: history is not answered
