@@ -367,3 +367,41 @@ async def test_a_stop_during_start_up_drains_the_turns_already_running(
     assert slow.cancelled
     with StateStore(settings.home.state_db) as store:
         assert GatewayState(store).inflight_turns() == []
+
+
+async def test_a_message_sent_while_the_gateway_starts_is_not_taken_for_the_cut_turn(
+    gateway_settings, fake_llm
+) -> None:
+    """Turns cut by the last stop are resumed once every platform has connected; a
+    person who writes again before that (their platform connected first) is answered,
+    and their new turn is neither announced as a restart nor continued a second time."""
+    settings = gateway_settings({"drain_seconds": 0.3})
+    chat = LoopbackAdapter()
+    _runner, stop, served = await _boot(settings, chat)
+    fake_llm.enqueue(Reply.tool_call("terminal", {"command": "sleep 30"}))
+    cut = chat.inject_soon("long job")
+    await chat.wait_for_text("running terminal")
+    stop.set()
+    assert await asyncio.wait_for(served, 15) == 0
+    await cut
+    # The next boot: the chat connects at once, another platform takes its time.
+    slow, chat2 = SlowToConnect("slow"), LoopbackAdapter()
+    runner2 = GatewayRunner({"default": settings})
+    stop2 = asyncio.Event()
+    served2 = asyncio.ensure_future(serve(runner2, [slow, chat2], home=settings.home, stop=stop2))
+    await eventually(lambda: chat2.connected)
+    fake_llm.enqueue(Reply.text("here is the new answer", delay=1.0))
+    asked = len(fake_llm.model_requests())
+    new = chat2.inject_soon("never mind, something else")
+    await eventually(lambda: len(fake_llm.model_requests()) > asked)
+    slow.opened.set()  # every platform is up: the lifecycle resumes what it must
+    assert (await asyncio.wait_for(new, 15)).text == "here is the new answer"
+    await asyncio.sleep(0.5)  # a continuation, had one been queued, would have begun
+    texts = chat2.texts()
+    assert not any("continuing where it stopped" in t for t in texts), texts
+    assert [r.last_user_text for r in fake_llm.model_requests()[asked:]] == [
+        "never mind, something else"
+    ]
+    await eventually(lambda: runner2.state.inflight_turns() == [])
+    stop2.set()
+    assert await asyncio.wait_for(served2, 15) == 0

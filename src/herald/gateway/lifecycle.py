@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from herald.gateway.contracts import PlatformAdapter
     from herald.gateway.runner import GatewayRunner
     from herald.gateway.watchdog import Watchdog
+    from herald.state.gateway_tables import InflightTurn
 
 log = logging.getLogger(__name__)
 
@@ -238,6 +239,7 @@ async def serve(
     for adapter in adapters:
         runner.adapters[adapter.name] = adapter
         adapter.health.down_after_errors = config.watchdog.down_after_errors
+    interrupted = runner.inflight()  # read before a platform can begin a new turn
     connected = await _connect_all(runner, adapters, stop)
     if connected is not None and adapters and not connected:
         status.state, status.running, status.detail = "stopped", False, "no platform could start"
@@ -249,7 +251,7 @@ async def serve(
     else:
         status.state, status.platforms = "running", [a.name for a in connected]
         files.write_status(status)
-        await _serve_until_stopped(runner, home, files, status, stop)
+        await _serve_until_stopped(runner, home, files, status, stop, interrupted)
     log.info("stopping: draining running turns (up to %.0f s)", config.drain_seconds)
     status.state = "draining"
     files.write_status(status)
@@ -272,21 +274,22 @@ async def _serve_until_stopped(
     files: RunFiles,
     status: GatewayStatus,
     stop: asyncio.Event,
+    interrupted: list[InflightTurn],
 ) -> None:
-    """Resume interrupted turns, then run the watchdog, the chores and the profiles'
-    cron schedulers until `stop`; they are stopped before the drain."""
+    """Resume the `interrupted` turns, then run the watchdog, the chores and the
+    profiles' cron schedulers until `stop`; they are stopped before the drain."""
     from herald.gateway.resume import resume_turns
     from herald.gateway.watchdog import Watchdog
 
     config = runner.config
-    if runner.inflight():
+    if interrupted:
         guard = RestartGuard(
             guard_path(home.root),
             window=config.restart_window_seconds,
             max_boots=config.restart_max_boots,
         )
         allowed = config.auto_resume and guard.check_and_record()
-        await resume_turns(runner, allowed=allowed, looped=config.auto_resume)
+        await resume_turns(runner, interrupted, allowed=allowed, looped=config.auto_resume)
     watchdog = Watchdog(runner, config)
     runner.health_report = watchdog.report
     chores = asyncio.ensure_future(_chores(runner, watchdog, files, status))

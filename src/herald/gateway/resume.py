@@ -26,6 +26,7 @@ from herald.gateway.turns import WorkItem
 
 if TYPE_CHECKING:
     from herald.gateway.runner import GatewayRunner
+    from herald.state.gateway_tables import InflightTurn
 
 log = logging.getLogger(__name__)
 
@@ -55,13 +56,19 @@ def skipped_notice(original: str, *, looped: bool = True) -> str:
     )
 
 
-async def resume_turns(runner: GatewayRunner, *, allowed: bool, looped: bool = True) -> int:
-    """Resume (or, when not `allowed`, notify and forget) every interrupted turn."""
-    rows = runner.state.inflight_turns()
+async def resume_turns(
+    runner: GatewayRunner, rows: list[InflightTurn], *, allowed: bool, looped: bool = True
+) -> int:
+    """Resume (or, when not `allowed`, notify and forget) the interrupted turns `rows`,
+    read before any platform connected. A session that has had a new turn since (its
+    person wrote again while the gateway was starting) is not resumed: that turn runs
+    on the same transcript, and resuming would take it for the cut one."""
     resumed = 0
     loop = asyncio.get_running_loop()
     for row in rows:
-        runner.state.clear_inflight(row.session_key)  # the continuation records its own
+        if not runner.state.take_inflight(row):  # the continuation records its own mark
+            log.info("not resuming %s: it has had a new message since", row.session_key)
+            continue
         adapter = runner.adapters.get(row.platform)
         if adapter is None or not adapter.push_replies:
             log.info(

@@ -98,6 +98,16 @@ class GatewayState:
         with self.store._transaction() as conn:
             conn.execute("DELETE FROM gateway_inflight WHERE session_key = ?", (session_key,))
 
+    def take_inflight(self, turn: InflightTurn) -> bool:
+        """Clear `turn`'s mark if it is still the one its session has (a turn begun since,
+        which replaced it, keeps its own): whether it was."""
+        with self.store._transaction() as conn:
+            cursor = conn.execute(
+                "DELETE FROM gateway_inflight WHERE session_key = ? AND started_at = ?",
+                (turn.session_key, turn.started_at),
+            )
+            return cursor.rowcount > 0
+
     def inflight_turns(self) -> list[InflightTurn]:
         rows = self.store._read("SELECT * FROM gateway_inflight ORDER BY started_at")
         return [
