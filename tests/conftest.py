@@ -26,6 +26,9 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
             monkeypatch.delenv(name, raising=False)
     home = tmp_path / "herald-home"
     monkeypatch.setenv("HERALD_HOME", str(home))
+    # Two test workers share the cores: llama.cpp's spinning threads, one of them
+    # preempted by the other worker, made each local-model turn 2-4x slower.
+    monkeypatch.setenv("HERALD_LOCAL_THREADS", "1")
     return home
 
 

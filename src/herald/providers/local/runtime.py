@@ -102,11 +102,27 @@ def _cpu_advertises_amx() -> bool:
 
 
 MAX_DEFAULT_THREADS = 8
+MAX_THREADS = 256  # asked for by name: more would only be thousands of idle threads
+
+
+THREADS_ENV = "HERALD_LOCAL_THREADS"
 
 
 def default_threads() -> int:
-    """All usable cores, up to 8. On a 2-core machine half the cores halves the
-    speed of a model this small; past ~8 threads a tiny model gains nothing."""
+    """`HERALD_LOCAL_THREADS` when set, else all usable cores, up to 8. On a 2-core
+    machine half the cores halves the speed of a model this small; past ~8 threads a
+    tiny model gains nothing. But llama.cpp's threads wait for each other spinning: on
+    cores busy with other work (a build, a second test worker) a thread that is not
+    running holds the rest up, and fewer threads are faster (on 2 cores beside one busy
+    process, 1 thread ran the local-model tests in 31 s, 2 threads in 52 s)."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if raw:
+        if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= MAX_THREADS:
+            raise LocalModelUnavailable(
+                f"{THREADS_ENV}={raw!r} is not a number of threads: set it to a whole "
+                f"number from 1 to {MAX_THREADS} (or unset it to use every core)"
+            )
+        return int(raw)
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
