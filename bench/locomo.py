@@ -245,9 +245,8 @@ def retrieve(
                 recalled.append((hit.score, turn))
     # Unscoped, both speakers' stores answer: one scale for both (the same search and
     # score, relevance x trust x decay, on the same kind of facts), so their facts are
-    # merged by it, each store's own order kept; alternating
-    # the two lists put the other speaker's weak facts between the named speaker's
-    # strong ones.
+    # merged by it, each store's own order kept; alternating the two lists put the
+    # other speaker's weak facts between the named speaker's strong ones.
     from_facts = list(dict.fromkeys(turn for _, turn in merge_by_score(recalled)))
     ranked = list(dict.fromkeys(_interleave(from_tool, from_facts)))
     sources = {"session_search": from_tool, "recall": from_facts}

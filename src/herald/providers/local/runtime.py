@@ -102,10 +102,8 @@ def _cpu_advertises_amx() -> bool:
 
 
 MAX_DEFAULT_THREADS = 8
-MAX_THREADS = 256  # asked for by name: more would only be thousands of idle threads
-
-
 THREADS_ENV = "HERALD_LOCAL_THREADS"
+MAX_THREADS = 256  # asked for by name: more would only be thousands of idle threads
 
 
 def default_threads() -> int:
