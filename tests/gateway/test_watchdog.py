@@ -267,3 +267,45 @@ async def test_errors_that_pile_up_before_the_first_pass_show_the_degraded_step(
     moves = [(t.before, t.after, t.reason) for t in watchdog.transitions]
     assert moves[0] == ("-", "degraded", "send failed #0")
     assert moves[1][:2] == ("degraded", "down") and "send failed #4" in moves[1][2]
+
+
+class SwallowsACancel(Flaky):
+    """A reconnect whose handshake drops the first cancel (as Python 3.11's `wait_for`
+    does when the reply it waits for lands in the same step), then waits an hour."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(clock)
+        self.reconnecting = asyncio.Event()
+        self.ended = False
+
+    async def reconnect(self, sink: EventSink) -> None:
+        self.reconnecting.set()
+        try:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                pass  # dropped, as wait_for drops it
+            await asyncio.sleep(3600)
+        finally:
+            self.ended = True
+
+
+async def test_a_stop_ends_a_restart_whose_handshake_drops_the_cancel(
+    start_gateway: StartGateway,
+) -> None:
+    clock = Clock()
+    runner, _home, flaky, watchdog = await make(start_gateway, clock)
+    stuck = SwallowsACancel(clock)
+    runner.adapters[flaky.name] = stuck
+    stuck.health.connected()
+    stuck.health.received()
+    clock.now += 41  # silent past its rhythm: down, so the check restarts it
+    watchdog.check()
+    await asyncio.wait_for(stuck.reconnecting.wait(), 5)
+    stopping = asyncio.ensure_future(watchdog.stop())
+    # Not wait_for: its own cancel at the timeout would reach the restart through the
+    # stop and end it, hiding a stop that waits. The old cancel-then-await waited an hour.
+    done, _ = await asyncio.wait({stopping}, timeout=5)
+    if not done:
+        stopping.cancel()
+    assert done and stuck.ended

@@ -23,7 +23,6 @@ states and redacted error reasons, to the one chat the owner named.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
@@ -31,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from herald.gateway.aio import end_task
 from herald.gateway.delivery import Target, notice_key
 from herald.gateway.health import HealthState, PlatformHealth
 
@@ -114,12 +114,8 @@ class Watchdog:
     async def stop(self) -> None:
         tasks = [r.task for r in self._restarts.values() if r.task is not None]
         tasks += [self._retrying] if self._retrying is not None else []
-        for task in tasks:
-            if not task.done():
-                task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        # end_task: a restart inside a platform's handshake can drop a plain cancel.
+        await asyncio.gather(*(end_task(task) for task in tasks))
 
     # ---- status -------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from herald.config import (
     require_entrance,
     secret_problem,
 )
+from herald.gateway.aio import end_task
 from herald.gateway.platforms.web.auth import login_token_matcher
 
 if TYPE_CHECKING:
@@ -192,9 +193,7 @@ class EmbeddedServer:
             await asyncio.wait_for(asyncio.shield(task), _SHUTDOWN_SECONDS + 2)
         except TimeoutError:
             server.force_exit = True
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            await end_task(task)
         except Exception as exc:  # the server crashed earlier; it is gone either way
             log.warning("%s server ended with an error: %s", self.name, exc)
         finally:
