@@ -118,10 +118,6 @@ class DiscordAdapter(PlatformAdapter):
         self._runner: asyncio.Task[None] | None = None
         self._sink: EventSink | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        # Events can arrive while connect() still waits for READY's guilds; they are
-        # handed on once connect() has returned (the lifecycle resumes interrupted
-        # turns right after it, and must not take a new turn for an old one).
-        self._connected = asyncio.Event()
         self.bot_id: int | None = None
 
     # ---- lifecycle --------------------------------------------------------------------------
@@ -136,7 +132,6 @@ class DiscordAdapter(PlatformAdapter):
             self._client = None
             raise
         self.health.connected()
-        self._connected.set()
 
     async def _open(self, *, adopt: bool = False) -> tuple[Any, asyncio.Task[None]]:
         """A logged-in client whose gateway session is READY, with its run task.
@@ -197,7 +192,6 @@ class DiscordAdapter(PlatformAdapter):
         if client is None:
             return
         self._client = self._runner = None
-        self._connected.clear()
         try:
             pending = {task for task in self._tasks if not task.done()}
             if pending:
