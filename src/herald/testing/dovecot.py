@@ -66,13 +66,14 @@ class DovecotServer:
             for path in [self.root, *self.root.rglob("*")]:
                 os.chown(path, entry.pw_uid, entry.pw_gid)
             os.chown(self.root / "run", 0, 0)  # the master's own folder stays root's
-        log = (self.root / "stderr.log").open("wb")
-        self._proc = subprocess.Popen(
-            [shutil.which("dovecot") or DOVECOT, "-F", "-c", str(conf)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        # The child writes to its own copy of the descriptor: ours is closed at once.
+        with (self.root / "stderr.log").open("wb") as log:
+            self._proc = subprocess.Popen(
+                [shutil.which("dovecot") or DOVECOT, "-F", "-c", str(conf)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:

@@ -84,14 +84,15 @@ class SynapseServer:
         (self.root / "media").mkdir(exist_ok=True)
         self.port = free_port()
         self._write_config()
-        log = (self.root / "stderr.log").open("wb")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "synapse.app.homeserver", "-c", str(self.root / "hs.yaml")],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=self.root,
-            start_new_session=True,
-        )
+        # The child writes to its own copy of the descriptor: ours is closed at once.
+        with (self.root / "stderr.log").open("wb") as log:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "synapse.app.homeserver", "-c", str(self.root / "hs.yaml")],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.root,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
