@@ -107,6 +107,29 @@ def test_a_named_span_lifts_messages_from_it(store: StateStore, monkeypatch) -> 
     assert [h.message_id for h in summer] == [in_august, in_may]
 
 
+def test_since_and_before_lift_everything_on_their_side(store: StateStore, monkeypatch) -> None:
+    import herald.state.store as store_module
+
+    sessions = []
+    for month in (3, 5, 8):
+        day = datetime(2023, month, 10, tzinfo=UTC).timestamp()
+        monkeypatch.setattr(store_module.time, "time", lambda day=day: day)
+        sessions += _session(store, ["we went hiking by the lake"])
+    monkeypatch.undo()
+    march, may, august = sessions
+    now = datetime(2023, 10, 1, tzinfo=UTC).timestamp()
+
+    def ranked(query: str) -> list[int]:
+        hits = rank_messages(store, query, limit=5, use_vectors=False, clock=lambda: now)
+        return [h.message_id for h in hits]
+
+    assert ranked("hiking by the lake") == [august, may, march]  # tie: newer first
+    assert ranked("hiking by the lake in May") == [may, august, march]
+    assert ranked("hiking by the lake since May") == [august, may, march]  # not May alone
+    assert ranked("hiking by the lake before June") == [may, march, august]
+    assert ranked("hiking by the lake as of April") == [march, august, may]
+
+
 def test_a_named_person_lifts_what_they_said(store: StateStore) -> None:
     (melanie,) = _session(store, ["I painted a sunrise over the lake"], identity="melanie")
     (caroline,) = _session(store, ["I painted a sunrise over the lake"], identity="caroline")

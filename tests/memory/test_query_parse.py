@@ -59,6 +59,41 @@ def test_time_words_become_a_span(query: str, expected: tuple[str, str]) -> None
     assert span_dates(query) == expected
 
 
+# "since May" is May until now, "before June" everything up to June: a span with one
+# open end. The named period itself stays inside (a lift, not a filter: what happened
+# "before the 20th" is often told on the 20th), and the open end runs to the start of
+# the history or to the end of today.
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("what have we talked about since May", ("2023-05-01", "2023-10-19")),
+        ("everything after June 2022", ("2022-06-01", "2023-10-19")),
+        ("since last summer", ("2023-06-01", "2023-10-19")),
+        ("since 2021", ("2021-01-01", "2023-10-19")),
+        ("What happened after 9 November, 2022?", ("2022-11-08", "2023-10-19")),
+        ("How many pets did Andrew have, as of September 2023?", ("1970-01-01", "2023-10-01")),
+        ("what did I plan before June", ("1970-01-01", "2023-07-01")),
+        ("Which book had she read by the end of May 2023?", ("1970-01-01", "2023-06-01")),
+        ("what had we agreed until last week", ("1970-01-01", "2023-10-16")),
+        ("anything prior to 3 March 2023", ("1970-01-01", "2023-03-05")),
+        ("SINCE   MAY", ("2023-05-01", "2023-10-19")),
+        # not an open end: the word does not lead into the time words
+        ("the week before 16 November 2023", ("2023-11-08", "2023-11-18")),
+        ("what did I buy by the river in May", ("2023-05-01", "2023-06-01")),
+        ("since we met in May", ("2023-05-01", "2023-06-01")),
+        ("anything from December?", ("2022-12-01", "2023-01-01")),
+    ],
+)
+def test_since_and_before_open_one_end_of_the_span(query: str, expected: tuple[str, str]) -> None:
+    assert span_dates(query) == expected
+
+
+def test_an_open_span_says_which_end_is_open() -> None:
+    since, until = time_span("since May", NOW), time_span("before May", NOW)
+    assert since is not None and since.label == "since may 2023"
+    assert until is not None and until.label == "until may 2023"
+
+
 def test_last_summer_while_it_is_summer_is_the_year_before() -> None:
     july = datetime(2023, 7, 10, tzinfo=UTC).timestamp()
     assert span_dates("last summer", july) == ("2022-06-01", "2022-09-01")

@@ -3,7 +3,8 @@
 - `time_span(query, now)`: "in May", "May 2023", "in 2022", "last summer",
   "last week", "yesterday", "3 days ago", "this month", ... as a (start, end)
   interval of Unix times, resolved against `now` (a month or season without a
-  year is the latest one that has begun by `now`).
+  year is the latest one that has begun by `now`); "since May" runs on to today,
+  "before June" back to the start of time.
 - `names(query)`: capitalised words that are not sentence-initial function words
   ("Caroline", "LGBTQ", "Paris"): people, places, projects.
 - `content_terms(query)`: the words worth matching, without question and
@@ -112,11 +113,51 @@ def _span(start: datetime, end: datetime, label: str) -> TimeSpan:
 
 
 def time_span(query: str, now: float) -> TimeSpan | None:
-    """The interval the query's time words name, or None when it names none."""
+    """The interval the query's time words name, or None when it names none. After
+    "since" or "after" it runs on to the end of today, after "before", "by", "until" or
+    "as of" back to the start of time (`_open_end`)."""
     try:
-        return _time_span(query, datetime.fromtimestamp(now, UTC))
+        moment = datetime.fromtimestamp(now, UTC)
+        span = _time_span(query, moment)
+        return None if span is None else _open_end(query, span, moment)
     except (ValueError, OverflowError, OSError):
         return None
+
+
+_SEASON_WORDS = "|".join(SEASONS)
+_MONTH_WORDS = "|".join(sorted(MONTHS, key=len, reverse=True))
+# The time words a lead word can open: "since May", "before the end of June", "after
+# last summer", "by 2024", "prior to 3 March". Matched on the query's lower-cased words
+# joined by single spaces.
+_TIME_START = (
+    r"(?:the )?(?:(?:start|end|beginning|middle) of )?(?:early |late |mid )?"
+    rf"(?:(?:last|this|past) \w+|yesterday|today|(?:19|20)\d\d|\d{{1,2}}(?:st|nd|rd|th)?"
+    rf"|{_MONTH_WORDS}|{_SEASON_WORDS})\b"
+)
+_SINCE = re.compile(rf"(?:^|(\w+) )(?:since|after) {_TIME_START}")
+_UNTIL = re.compile(
+    rf"(?:^|(\w+) )(?:before|by|until|till|as of|prior to|up to|up until) {_TIME_START}"
+)
+_UNIT_WORDS = frozenset({"day", "days", "week", "weeks", "month", "months", "year", "years"})
+
+
+def _open_end(query: str, span: TimeSpan, now: datetime) -> TimeSpan:
+    """`span` with one end opened when a lead word comes right before its time words:
+    "since"/"after" X runs from X's start to the end of today; "before"/"by"/"until"/
+    "as of"/"prior to" X from the start of time to X's end. X itself stays inside:
+    the span lifts messages, it does not filter them, and what happened "before the
+    20th" is often told on the 20th. "The week before 16 November" is a closed span
+    of its own, and a query with both kinds of lead word keeps the span it names."""
+    text = " ".join(w.lower() for w in words(query))
+    since, until = _SINCE.search(text), _UNTIL.search(text)
+    since = since if since is not None and since.group(1) not in _UNIT_WORDS else None
+    until = until if until is not None and until.group(1) not in _UNIT_WORDS else None
+    if (since is None) == (until is None):
+        return span
+    if since is not None:
+        end = now.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+        return TimeSpan(span.start, max(span.end, end.timestamp()), f"since {span.label}")
+    return TimeSpan(0.0, span.end, f"until {span.label}")
 
 
 def _time_span(query: str, now: datetime) -> TimeSpan | None:
@@ -215,12 +256,18 @@ def _days(tokens: list[str], now: datetime) -> list[datetime]:
 
 
 def _may_is_month(tokens: list[str], index: int) -> bool:
-    """'in May', 'May 2023', 'since may' are the month; 'may I', 'you may' are not."""
+    """'in May', 'May 2023', 'since may', 'before May' are the month; 'may I', 'you may'
+    are not."""
     before = tokens[index - 1] if index > 0 else ""
     after = tokens[index + 1] if index + 1 < len(tokens) else ""
     return before in {
         "in",
         "since",
+        "after",
+        "before",
+        "by",
+        "until",
+        "till",
         "during",
         "of",
         "early",
