@@ -134,11 +134,20 @@ _TIME_START = (
     rf"(?:(?:last|this|past) \w+|yesterday|today|(?:19|20)\d\d|\d{{1,2}}(?:st|nd|rd|th)?"
     rf"|{_MONTH_WORDS}|{_SEASON_WORDS})\b"
 )
-_SINCE = re.compile(rf"(?:^|(\w+) )(?:since|after) {_TIME_START}")
-_UNTIL = re.compile(
-    rf"(?:^|(\w+) )(?:before|by|until|till|as of|prior to|up to|up until) {_TIME_START}"
-)
+_SINCE = re.compile(rf"\b(?:since|after) {_TIME_START}")
+_UNTIL = re.compile(rf"\b(?:before|by|until|till|as of|prior to|up to|up until) {_TIME_START}")
 _UNIT_WORDS = frozenset({"day", "days", "week", "weeks", "month", "months", "year", "years"})
+
+
+def _lead(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether `pattern` (a lead word and time words) is in `text`, not after a unit
+    ("the week before 16 November"). A plain search: a pattern that captured the word
+    before took quadratic time on a long run of letters."""
+    found = pattern.search(text)
+    if found is None:
+        return False
+    before = text[: found.start()].rsplit(None, 1)
+    return not before or before[-1] not in _UNIT_WORDS
 
 
 def _open_end(query: str, span: TimeSpan, now: datetime) -> TimeSpan:
@@ -149,12 +158,10 @@ def _open_end(query: str, span: TimeSpan, now: datetime) -> TimeSpan:
     20th" is often told on the 20th. "The week before 16 November" is a closed span
     of its own, and a query with both kinds of lead word keeps the span it names."""
     text = " ".join(w.lower() for w in words(query))
-    since, until = _SINCE.search(text), _UNTIL.search(text)
-    since = since if since is not None and since.group(1) not in _UNIT_WORDS else None
-    until = until if until is not None and until.group(1) not in _UNIT_WORDS else None
-    if (since is None) == (until is None):
+    since, until = (_lead(pattern, text) for pattern in (_SINCE, _UNTIL))
+    if since == until:  # neither, or both
         return span
-    if since is not None:
+    if since:
         end = now.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
         return TimeSpan(span.start, max(span.end, end.timestamp()), f"since {span.label}")
     return TimeSpan(0.0, span.end, f"until {span.label}")
