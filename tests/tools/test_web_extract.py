@@ -13,6 +13,7 @@ from herald.config import HeraldConfig, Secrets
 from herald.config.schema_web import WebConfig
 from herald.tools.registry import ERROR_PREFIX, ToolContext, ToolRegistry
 from herald.tools.web import register as register_web
+from herald.tools.web.html_text import html_to_markdown
 
 ARTICLE = """<!doctype html>
 <html><head><title>Release notes</title><style>body { color: red }</style>
@@ -208,3 +209,21 @@ def test_bad_arguments_get_clear_errors(reg):
     assert "url must be a string, got a list" in error({"url": ["https://a.example/"]})
     assert "'timeout' is not an argument of web_extract" in error({"url": "x", "timeout": 3})
     assert "url must be a non-empty http(s) URL" in error({"url": "  "})
+
+
+def test_a_page_padded_with_whitespace_is_read_in_one_pass(reg, server):
+    # A hostile (or badly generated) page: 300,000 spaces and tabs in a paragraph and
+    # in a <pre>. The converter read such runs again from each of their characters:
+    # 80,000 took 47-73 s, so this page would hold the turn for a quarter of an hour.
+    pad = " \t" * 150_000
+    body = (
+        f"<html><body><main><p>before{pad}after</p>"
+        f"<pre>\n{' ' * 300_000}code\n</pre><p>end</p></main></body></html>"
+    )
+    server.route("/padded", body=body, content_type="text/html")
+    failed, out = extract(reg, make_ctx(), server.url + "/padded")
+    assert not failed, out[:300]
+    assert "before after" in out  # running text: the run is one space, as before
+    _title, text = html_to_markdown(body, server.url)
+    assert " " * 300_000 + "code" in text  # preformatted text keeps its spaces
+    assert text.endswith("end")

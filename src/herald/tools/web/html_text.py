@@ -38,7 +38,8 @@ _DROP_TAGS = (
 _CHROME_TAGS = ("nav", "footer", "aside")
 _CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search")
 _BLANK_LINES_RE = re.compile(r"\n{3,}")
-_TRAILING_SPACE_RE = re.compile(r"[ \t]+\n")
+_SPACES_RE = re.compile(r"[ \t]{2,}|\t")
+_TRAILING_SPACE_RE = re.compile(r"(?<![ \t])[ \t]+\n")  # from a run's start only: linear
 
 
 def _text_len(node: Any) -> int:
@@ -79,6 +80,21 @@ def _absolute_links(root: Any, base_url: str) -> None:
         anchor["href"] = urljoin(base_url, href)
 
 
+def _squeeze_spaces(root: Any) -> None:
+    """Runs of spaces and tabs in running text made one space, as markdownify makes
+    them anyway, before it sees them: its newline pattern read a long run again from
+    each of its characters (a page with 40,000 spaces in a paragraph took 4.5 s to
+    read, 160,000 took over a minute). Preformatted text keeps its spaces."""
+    from bs4 import NavigableString
+
+    for string in root.find_all(string=True):
+        if type(string) is not NavigableString or string.find_parent(("pre", "code")):
+            continue
+        squeezed = _SPACES_RE.sub(" ", string)
+        if squeezed != string:
+            string.replace_with(NavigableString(squeezed))
+
+
 def html_to_markdown(html: str, base_url: str) -> tuple[str | None, str]:
     """The page title (if any) and the main content as markdown."""
     from bs4 import BeautifulSoup, Comment
@@ -95,6 +111,7 @@ def html_to_markdown(html: str, base_url: str) -> tuple[str | None, str]:
     root = _main_content(soup)
     _remove_chrome(root)
     _absolute_links(root, base_url)
+    _squeeze_spaces(root)
     converter = MarkdownConverter(
         heading_style="ATX",
         bullets="-",
@@ -102,6 +119,10 @@ def html_to_markdown(html: str, base_url: str) -> tuple[str | None, str]:
         escape_underscores=False,
         escape_misc=False,
         newline_style="backslash",
+        # One newline off each end of a <pre>: stripping them all used a pattern that
+        # read a long run of spaces again from each of them (80,000 took 47 s); the
+        # blank lines left are folded below.
+        strip_pre="strip_one",
     )
     text = converter.convert_soup(root)
     text = _TRAILING_SPACE_RE.sub("\n", text)
