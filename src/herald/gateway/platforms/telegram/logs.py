@@ -11,7 +11,9 @@ from __future__ import annotations
 import logging
 import re
 
-TOKEN_IN_TEXT = re.compile(r"\d{3,}:[A-Za-z0-9_-]{20,}")
+# From the first digit of a run only: the same tokens, but a long run of digits in a
+# logged message is read once, not again from each digit (20,000 took 2.5 s).
+TOKEN_IN_TEXT = re.compile(r"(?<!\d)\d{3,}:[A-Za-z0-9_-]{20,}")
 MASK = "<telegram-bot-token>"
 # Loggers that write request URLs; a logger's filters do not apply to its children.
 URL_LOGGERS = (
