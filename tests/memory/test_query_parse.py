@@ -81,6 +81,7 @@ def test_time_words_become_a_span(query: str, expected: tuple[str, str]) -> None
         ("the week before 16 November 2023", ("2023-11-08", "2023-11-18")),
         ("what did I buy by the river in May", ("2023-05-01", "2023-06-01")),
         ("since we met in May", ("2023-05-01", "2023-06-01")),
+        ("since last time we met in May", ("2023-05-01", "2023-06-01")),
         ("anything from December?", ("2022-12-01", "2023-01-01")),
     ],
 )

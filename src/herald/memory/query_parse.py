@@ -131,8 +131,8 @@ _MONTH_WORDS = "|".join(sorted(MONTHS, key=len, reverse=True))
 # joined by single spaces.
 _TIME_START = (
     r"(?:the )?(?:(?:start|end|beginning|middle) of )?(?:early |late |mid )?"
-    rf"(?:(?:last|this|past) \w+|yesterday|today|(?:19|20)\d\d|\d{{1,2}}(?:st|nd|rd|th)?"
-    rf"|{_MONTH_WORDS}|{_SEASON_WORDS})\b"
+    rf"(?:(?:last|this|past) (?:week|month|year|{_SEASON_WORDS})|yesterday|today"
+    rf"|(?:19|20)\d\d|\d{{1,2}}(?:st|nd|rd|th)?|{_MONTH_WORDS}|{_SEASON_WORDS})\b"
 )
 _SINCE = re.compile(rf"\b(?:since|after) {_TIME_START}")
 _UNTIL = re.compile(rf"\b(?:before|by|until|till|as of|prior to|up to|up until) {_TIME_START}")
