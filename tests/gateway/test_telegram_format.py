@@ -53,7 +53,9 @@ def test_code_like_text_is_not_mangled(text: str) -> None:
         ("``a ` b`` and `c`", "<code>a ` b</code> and <code>c</code>"),
         ("`a``b`", "<code>a``b</code>"),  # closed by a run as long as the opener
         ("``not closed` here", "``not closed` here"),
-        ("` spaced ` stays", "` spaced ` stays"),
+        ("`` `date` `` shows ticks", "<code>`date`</code> shows ticks"),
+        ("run ``echo `date` `` now", "run <code>echo `date` </code> now"),
+        ("`   ` is not code", "`   ` is not code"),
         ("[a [docs](https://x.example/p)", '[a <a href="https://x.example/p">docs</a>'),
     ],
 )

@@ -94,9 +94,10 @@ def _render_inline(text: str) -> str:
 
 def _code_spans(text: str) -> Iterator[tuple[int, int, str]]:
     """(start, end, code) of each inline code span in `text`: a run of backticks, then
-    code that neither starts nor ends with a space, closed by the next run of exactly
-    as many backticks (so "``a ` b``" holds a backtick); a run with no such closer is
-    text. One pass over the runs: the regex this replaces, `(`+)(.+?)\\1`, tried every
+    code, closed by the next run of exactly as many backticks (so "``a ` b``" holds a
+    backtick), as CommonMark pairs them; one space comes off each end of code that has
+    one at both ("`` `date` ``"). A run with no such closer, or only spaces inside,
+    is text. One pass over the runs: the regex this replaces, `(`+)(.+?)\\1`, tried every
     split of every run, and a reply line of 4,096 backticks held the event loop 2.3 s
     on every render (each edit of a streamed reply)."""
     runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
@@ -111,7 +112,9 @@ def _code_spans(text: str) -> Iterator[tuple[int, int, str]]:
         close = closer[index]
         if close is not None:
             code = text[runs[index][1] : runs[close][0]]
-            if code and not code[0].isspace() and not code[-1].isspace():
+            if code.strip():
+                if code[0] == " " and code[-1] == " ":  # "`` `a` ``": one space off each end
+                    code = code[1:-1]
                 yield runs[index][0], runs[close][1], code
                 index = close + 1
                 continue
