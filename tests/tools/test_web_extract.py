@@ -217,13 +217,14 @@ def test_a_page_padded_with_whitespace_is_read_in_one_pass(reg, server):
     # 80,000 took 47-73 s, so this page would hold the turn for a quarter of an hour.
     pad = " \t" * 150_000
     body = (
-        f"<html><body><main><p>before{pad}after</p>"
+        f"<html><body><main><p>before{pad}after <code>x{pad}y</code></p>"
         f"<pre>\n{' ' * 300_000}code\n</pre><p>end</p></main></body></html>"
     )
     server.route("/padded", body=body, content_type="text/html")
     failed, out = extract(reg, make_ctx(), server.url + "/padded")
     assert not failed, out[:300]
     assert "before after" in out  # running text: the run is one space, as before
+    assert "`x y`" in out  # inline code too: markdownify squeezes it as well
     _title, text = html_to_markdown(body, server.url)
     assert " " * 300_000 + "code" in text  # preformatted text keeps its spaces
     assert text.endswith("end")

@@ -84,15 +84,15 @@ def _squeeze_spaces(root: Any) -> None:
     """Runs of spaces and tabs in running text made one space, as markdownify makes
     them anyway, before it sees them: its newline pattern read a long run again from
     each of its characters (a page with 40,000 spaces in a paragraph took 4.5 s to
-    read, 160,000 took over a minute). Preformatted text keeps its spaces."""
+    read, 160,000 took over a minute). Only a <pre> keeps its spaces: markdownify
+    squeezes inline <code> too."""
     from bs4 import NavigableString
 
     for string in root.find_all(string=True):
-        if type(string) is not NavigableString or string.find_parent(("pre", "code")):
+        if type(string) is not NavigableString or _SPACES_RE.search(string) is None:
             continue
-        squeezed = _SPACES_RE.sub(" ", string)
-        if squeezed != string:
-            string.replace_with(NavigableString(squeezed))
+        if string.find_parent("pre") is None:
+            string.replace_with(NavigableString(_SPACES_RE.sub(" ", string)))
 
 
 def html_to_markdown(html: str, base_url: str) -> tuple[str | None, str]:
