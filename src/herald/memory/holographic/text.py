@@ -74,9 +74,10 @@ _PATH_RE = re.compile(r"(?<![\w/:.~-])(?:~|\.{1,2})?/?[\w.-]+(?:/[\w.-]+)+/?")
 # A dotted name's parts are at most 64 characters: unbounded, a long run of "a-b-a-b"
 # was read again after each dash (20,000 characters took 3.5 s).
 _DOTTED_RE = re.compile(r"(?<![\w.])[A-Za-z_][\w-]{0,63}(?:\.[A-Za-z0-9_][\w-]{0,63})+")
-# A word not after a dot, kept when `_underscored` (the two-way pattern it replaces,
-# a letter and an underscore anywhere in it, tried every split of a long word).
-_WORD_AFTER_NO_DOT_RE = re.compile(r"(?<![\w.])\w+")
+# A word with an underscore, not after a dot, kept when `_underscored` (the two-way
+# pattern it replaces, a letter and an underscore anywhere in it, tried every split of
+# a long word).
+_UNDERSCORED_WORD_RE = re.compile(r"(?<![\w.])\w*_\w*")
 _ASCII_LETTER_RE = re.compile(r"[A-Za-z]")
 _QUOTED_RES = (
     re.compile(r'"([^"\n]{2,60})"'),
@@ -248,6 +249,7 @@ def extract_entities(text: str, explicit: list[str] | tuple[str, ...] = ()) -> l
     """Normalised entity names in `text` (explicit ones first), at most MAX_ENTITIES."""
     found: list[str] = list(explicit)
     taken = bytearray(len(text))  # 1 where an entity found earlier lies
+    spans: list[tuple[int, int]] = []
 
     def grab(pattern: re.Pattern[str], *, group: int = 0, check=None) -> None:
         for match in pattern.finditer(text):
@@ -259,6 +261,7 @@ def extract_entities(text: str, explicit: list[str] | tuple[str, ...] = ()) -> l
                 continue
             found.append(value)
             taken[start:end] = b"\1" * (end - start)
+            spans.append((start, end))
 
     grab(_URL_RE)
     grab(_HANDLE_RE)
@@ -266,8 +269,11 @@ def extract_entities(text: str, explicit: list[str] | tuple[str, ...] = ()) -> l
     for quoted in _QUOTED_RES:
         grab(quoted, group=1)
     grab(_DOTTED_RE, check=lambda v: any(len(part) > 1 for part in v.split(".")))
-    grab(_WORD_AFTER_NO_DOT_RE, check=_underscored)
-    remainder = "".join(" " if hit else char for char, hit in zip(text, taken, strict=True))
+    grab(_UNDERSCORED_WORD_RE, check=_underscored)
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    remainder = "".join(chars)
     found.extend(_capitalised_phrases(remainder))
     out: dict[str, None] = {}
     for raw in found:
