@@ -118,8 +118,9 @@ def time_span(query: str, now: float) -> TimeSpan | None:
     "as of" back to the start of time (`_open_end`)."""
     try:
         moment = datetime.fromtimestamp(now, UTC)
-        span = _time_span(query, moment)
-        return None if span is None else _open_end(query, span, moment)
+        tokens = [w.lower() for w in words(query)]
+        span = _time_span(tokens, moment)
+        return None if span is None else _open_end(" ".join(tokens), span, moment)
     except (ValueError, OverflowError, OSError):
         return None
 
@@ -150,14 +151,13 @@ def _lead(pattern: re.Pattern[str], text: str) -> bool:
     return not before or before[-1] not in _UNIT_WORDS
 
 
-def _open_end(query: str, span: TimeSpan, now: datetime) -> TimeSpan:
+def _open_end(text: str, span: TimeSpan, now: datetime) -> TimeSpan:
     """`span` with one end opened when a lead word comes right before its time words:
     "since"/"after" X runs from X's start to the end of today; "before"/"by"/"until"/
     "as of"/"prior to" X from the start of time to X's end. X itself stays inside:
     the span lifts messages, it does not filter them, and what happened "before the
     20th" is often told on the 20th. "The week before 16 November" is a closed span
     of its own, and a query with both kinds of lead word keeps the span it names."""
-    text = " ".join(w.lower() for w in words(query))
     since, until = (_lead(pattern, text) for pattern in (_SINCE, _UNTIL))
     if since == until:  # neither, or both
         return span
@@ -167,8 +167,8 @@ def _open_end(query: str, span: TimeSpan, now: datetime) -> TimeSpan:
     return TimeSpan(0.0, span.end, f"until {span.label}")
 
 
-def _time_span(query: str, now: datetime) -> TimeSpan | None:
-    tokens = [w.lower() for w in words(query)]
+def _time_span(tokens: list[str], now: datetime) -> TimeSpan | None:
+    """The span the query's lower-cased words `tokens` name, both ends closed."""
     text = " ".join(tokens)
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     if "yesterday" in tokens:
