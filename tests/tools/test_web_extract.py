@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import tracemalloc
+import zlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -228,3 +231,72 @@ def test_a_page_padded_with_whitespace_is_read_in_one_pass(reg, server):
     _title, text = html_to_markdown(body, server.url)
     assert " " * 300_000 + "code" in text  # preformatted text keeps its spaces
     assert text.endswith("end")
+
+
+def _deflated(data: bytes, wbits: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize(
+    ("coding", "pack"),
+    [
+        ("gzip", gzip.compress),
+        ("x-gzip", gzip.compress),
+        ("deflate", lambda data: _deflated(data, zlib.MAX_WBITS)),
+        ("deflate", lambda data: _deflated(data, -zlib.MAX_WBITS)),  # without its header
+        ("identity", lambda data: data),
+    ],
+)
+def test_a_compressed_page_is_unpacked(reg, server, coding, pack):
+    server.route(
+        "/packed",
+        body=pack(ARTICLE.encode()),
+        content_type="text/html; charset=utf-8",
+        content_encoding=coding,
+    )
+    failed, out = extract(reg, make_ctx(), server.url + "/packed")
+    assert not failed, out[:300]
+    assert "# Herald 1.0" in out and "Faster search" in out
+    assert server.requests[-1].headers["accept-encoding"] == "gzip, deflate"
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+def test_a_page_that_unpacks_to_far_more_than_the_cap_is_cut_while_unpacking(reg, server, coding):
+    # 64 MiB of one letter packs into about 64 KB. httpx unpacked each chunk it read
+    # whole, so memory grew by the whole 64 MiB before the cap was looked at (and 32 KB
+    # of zstd, which it also read, unpacks to a gibibyte).
+    packer = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16 if coding == "gzip" else 15)
+    block = b"a" * (1 << 20)
+    bomb = b"".join(packer.compress(block) for _ in range(64)) + packer.flush()
+    assert len(bomb) < 100_000
+    server.route("/bomb", body=bomb, content_type="text/plain", content_encoding=coding)
+    tracemalloc.start()
+    try:
+        failed, out = extract(reg, make_ctx(extract_max_bytes=1 << 20), server.url + "/bomb")
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not failed, out[:300]
+    assert "download stopped at 1,048,576 bytes" in out
+    assert peak < 16 << 20, f"{peak:,} bytes at the peak"
+
+
+@pytest.mark.parametrize("coding", ["zstd", "br", "compress", "gzip, gzip", "x-custom"])
+def test_a_coding_herald_did_not_ask_for_is_refused(reg, server, coding):
+    # zstd's frame magic and then anything: the body is never unpacked
+    server.route(
+        "/odd", body=b"\x28\xb5\x2f\xfd" + b"\0" * 64, content_type="text/html",
+        content_encoding=coding,
+    )  # fmt: skip
+    failed, out = extract(reg, make_ctx(), server.url + "/odd")
+    assert failed and f"encoded as {coding!r}" in out and "gzip, deflate" in out
+
+
+def test_a_corrupt_compressed_page_is_an_error_that_says_so(reg, server):
+    # a gzip header, then a block of the type deflate does not have (0b11)
+    body = gzip.compress(ARTICLE.encode())[:10] + b"\x07" + b"\0" * 40
+    server.route("/broken", body=body, content_type="text/html",
+                 content_encoding="gzip")  # fmt: skip
+    failed, out = extract(reg, make_ctx(), server.url + "/broken")
+    assert failed and "gzip data is corrupt" in out

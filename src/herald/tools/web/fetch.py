@@ -1,6 +1,11 @@
 """Fetching one page for `web_extract`: http(s) only, redirects followed by hand (each
 hop re-checked, at most `max_redirects`), a download size cap, charset decoding,
 and (unless allowed) no loopback / private / link-local destinations.
+
+The size cap holds for the page as unpacked, not only as sent: gzip and deflate are
+unpacked here a bounded amount at a time (httpx unpacks each chunk it reads whole,
+so 32 KB of zstd made 1 GiB in memory before the cap was looked at), and a coding
+Herald did not ask for is refused.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ import codecs
 import ipaddress
 import re
 import socket
+import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
@@ -17,6 +23,8 @@ if TYPE_CHECKING:
     import httpx
 
 _REDIRECTS = (301, 302, 303, 307, 308)
+ACCEPT_ENCODING = "gzip, deflate"  # the codings `_Unpacker` reads
+_GZIP = ("gzip", "x-gzip")
 _META_CHARSET_RE = re.compile(
     rb"""<meta[^>]{0,200}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.I
 )
@@ -86,6 +94,7 @@ def fetch(
     headers = {
         "User-Agent": user_agent,
         "Accept": "text/html,application/xhtml+xml,text/plain,application/json;q=0.9,*/*;q=0.5",
+        "Accept-Encoding": ACCEPT_ENCODING,
     }
     redirects = 0
     try:
@@ -119,14 +128,60 @@ def fetch(
 
 
 def _read_capped(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
-    chunks: list[bytes] = []
-    size = 0
-    for chunk in response.iter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > max_bytes:
-            return b"".join(chunks)[:max_bytes], True
-    return b"".join(chunks), False
+    """The body, unpacked, cut at `max_bytes` (then True)."""
+    unpacker = _Unpacker(response.headers.get("content-encoding", ""), str(response.url))
+    body = bytearray()
+    for chunk in response.iter_raw():
+        body += unpacker.feed(chunk, max_bytes + 1 - len(body))
+        if len(body) > max_bytes:
+            return bytes(body[:max_bytes]), True
+    body += unpacker.flush(max_bytes + 1 - len(body))
+    if len(body) > max_bytes:
+        return bytes(body[:max_bytes]), True
+    return bytes(body), False
+
+
+class _Unpacker:
+    """A body's Content-Encoding undone, at most `room` bytes out per `feed`: a page of
+    a few KB that unpacks to gigabytes (a "compression bomb") is read up to the cap."""
+
+    def __init__(self, header: str, url: str) -> None:
+        codings = [c.strip().lower() for c in header.split(",")]
+        codings = [c for c in codings if c not in ("", "identity")]
+        if len(codings) > 1 or (codings and codings[0] not in (*_GZIP, "deflate")):
+            raise FetchError(
+                f"{url} came encoded as {header.strip()!r}; Herald asks for "
+                f"{ACCEPT_ENCODING} (or none) and reads nothing else"
+            )
+        self.coding = codings[0] if codings else None
+        self._inflate = self._decompressor(raw=False)
+        self._started = False
+
+    def _decompressor(self, raw: bool) -> zlib._Decompress | None:
+        if self.coding is None:
+            return None
+        if self.coding in _GZIP:
+            return zlib.decompressobj(zlib.MAX_WBITS | 16)
+        return zlib.decompressobj(-zlib.MAX_WBITS if raw else zlib.MAX_WBITS)
+
+    def feed(self, data: bytes, room: int) -> bytes:
+        if self._inflate is None:
+            return data
+        try:
+            out = self._inflate.decompress(data, max(room, 1))
+        except zlib.error as exc:
+            if self.coding == "deflate" and not self._started:
+                # "deflate" without its zlib header, as some servers send it
+                self._inflate, self._started = self._decompressor(raw=True), True
+                return self.feed(data, room)
+            raise FetchError(f"the page's {self.coding} data is corrupt: {exc}") from None
+        self._started = True
+        return out
+
+    def flush(self, room: int) -> bytes:
+        if self._inflate is None:
+            return b""
+        return self._inflate.flush()[: max(room, 0)]
 
 
 def _content_type(header: str) -> tuple[str, str | None]:
