@@ -8,6 +8,9 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
+import struct
+import warnings
+import zlib
 from pathlib import Path
 
 import pytest
@@ -185,6 +188,56 @@ def test_bad_images_are_refused_with_what_to_do(tmp_path):
         store_image(text, tmp_path / "home", max_edge=1568, max_bytes=1_000_000)
     with pytest.raises(ImageError, match="does not exist"):
         store_image(tmp_path / "missing.png", tmp_path / "home", max_edge=1568, max_bytes=10**6)
+
+
+def _png_claiming(path: Path, width: int, height: int) -> Path:
+    """A PNG whose header says `width` x `height`, with one row of pixels: how a
+    decompression bomb looks until its pixels are unpacked (one colour packs 1,000:1,
+    so a real one of 20,000 x 20,000 is 1 MB)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data) & 0xFFFFFFFF
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\0" * (1 + 3 * width))
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
+    return path
+
+
+@pytest.mark.parametrize(("width", "height"), [(7100, 7100), (13000, 13000), (20000, 20000)])
+def test_an_image_too_large_to_unpack_is_refused_before_its_pixels_are_read(
+    tmp_path, width, height
+):
+    # 13,000 square is 507 MB unpacked: it was decoded (1.4 GB at the peak, per chat
+    # member sending one); 20,000 square raised Pillow's own error, which no caller
+    # catches, instead of an ImageError.
+    bomb = _png_claiming(tmp_path / "bomb.png", width, height)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(ImageError, match=f"{width:,} x {height:,} pixels.*50 megapixels"):
+            store_image(bomb, tmp_path / "home", max_edge=1568, max_bytes=3_750_000)
+        with pytest.raises(ImageError, match="megapixels"):
+            store_image(bomb.read_bytes(), tmp_path / "home", max_edge=1568, max_bytes=10**6)
+    assert not seen
+
+
+@pytest.mark.parametrize("side", [9600, 12544])
+def test_a_photo_of_many_megapixels_is_decoded_at_a_fraction_of_its_size(tmp_path, side):
+    # 92 and 157 megapixels, above Pillow's warning: libjpeg decodes them at 1/4 and
+    # 1/8, still at least max_edge; 12,544 / 8 is max_edge exactly, where the image
+    # as decoded needs no shrinking, but the file's bytes are still the full size.
+    photo = tmp_path / "photo.jpg"
+    Image.new("L", (side, side), 128).save(photo, quality=50)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        ref = store_image(photo, tmp_path / "home", max_edge=1568, max_bytes=3_750_000)
+    assert not seen
+    assert (ref.width, ref.height, ref.media_type) == (1568, 1568, "image/jpeg")
+    with Image.open(tmp_path / "home" / ref.path) as stored:
+        assert stored.size == (1568, 1568)
 
 
 def test_vision_analyze_cannot_read_heralds_secrets(make_agent, fake_llm, tmp_path):

@@ -8,6 +8,13 @@ once under ``<home>/images/<sha256>.<ext>``. The transcript keeps only an
 turns a ref into an OpenAI-chat ``image_url`` part with a data URL, which the
 Anthropic transport converts to its base64 image block. Whether a model sees
 images is `vision.main` (``auto`` guesses from the model name).
+
+Who sends images: the owner, anyone in a chat Herald answers, a page the browser
+screenshots, a file the model points `vision_analyze` at. A picture's size is read
+from its header before its pixels are, so a small file that unpacks to gigabytes (a
+PNG of one colour, 20,000 pixels square, is 1 MB) is refused unread; a JPEG is
+decoded at the scale the limits need (libjpeg decodes at 1/2, 1/4 or 1/8 directly),
+so a 200-megapixel phone photo still works.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+MAX_PIXELS = 50_000_000  # decoded (a JPEG after its scaling): at most 200 MB as RGBA
 MEDIA_TYPES = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEBP": "image/webp"}
 _EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 # Model families that accept image input (for vision.main: auto).
@@ -76,13 +84,29 @@ def model_sees_images(setting: str, model: str) -> bool:
     return any(name.startswith(prefix) or f"-{prefix}" in name for prefix in _VISION_MODELS)
 
 
-def _load(path: Path | io.BytesIO, shown: str) -> Any:
+def _load(path: Path | io.BytesIO, shown: str, max_edge: int) -> tuple[Any, bool]:
+    """The image decoded, and whether it was decoded smaller than it is (a JPEG
+    scaled down on the way in, still at least `max_edge` on each side)."""
     try:
         from PIL import Image, UnidentifiedImageError
     except ImportError:
         raise ImageError("images need Pillow: pip install 'herald[vision]'") from None
+    # Herald checks the decoded size itself (below); Pillow's own check counts a
+    # JPEG's full size, although it is decoded at a fraction of it.
+    Image.MAX_IMAGE_PIXELS = None
     try:
         image = Image.open(path)
+        full = image.size
+        if image.format == "JPEG":
+            image.draft(None, (max_edge, max_edge))
+        width, height = image.size
+        if width * height > MAX_PIXELS:
+            image.close()
+            raise ImageError(
+                f"{shown} is {full[0]:,} x {full[1]:,} pixels; Herald reads images of up to "
+                f"{MAX_PIXELS // 1_000_000} megapixels (JPEG: 64 times that): send a "
+                "smaller one"
+            )
         image.load()
     except FileNotFoundError:
         raise ImageError(f"{shown} does not exist") from None
@@ -92,7 +116,7 @@ def _load(path: Path | io.BytesIO, shown: str) -> Any:
         raise ImageError(
             f"{shown} is not an image Herald can read (PNG, JPEG, GIF or WebP): {exc}"
         ) from None
-    return image
+    return image, image.size != full
 
 
 def _encode(image: Any, keep_png: bool, quality: int) -> tuple[bytes, str]:
@@ -118,11 +142,11 @@ def store_image(
     limits and keep it under the home."""
     if isinstance(source, bytes):
         path = Path(name)
-        original = _load(io.BytesIO(source), name)
+        original, scaled = _load(io.BytesIO(source), name, max_edge)
         raw = source
     else:
         path = Path(source).expanduser()
-        original = _load(path, str(path))
+        original, scaled = _load(path, str(path), max_edge)
         raw = path.read_bytes()
     kind = MEDIA_TYPES.get(str(original.format))
     if kind is None:
@@ -134,7 +158,7 @@ def store_image(
     if max(image.size) > max_edge:
         image = image.copy()
         image.thumbnail((max_edge, max_edge))
-    if image is original and len(raw) <= max_bytes and kind != "image/gif":
+    if image is original and not scaled and len(raw) <= max_bytes and kind != "image/gif":
         data, media = raw, kind
     else:
         keep_png = kind == "image/png" or image.mode in ("RGBA", "LA", "P")
