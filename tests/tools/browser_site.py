@@ -1,16 +1,22 @@
 """A small web site the browser tests serve on 127.0.0.1: a form, navigation, a page
-that fills in later, a page that never finishes loading, a popup and a download."""
+that fills in later, a page that never finishes loading, a popup and downloads (one
+that ends, one that never does at 20 MB/s, one that trickles, and a page that starts
+the endless one on its own a moment after it loads)."""
 
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 PAGES = {
     "/": """<html><head><title>Home</title></head><body><h1>Welcome home</h1>
 <a href="/form">Go to the form</a> <a href="/dynamic">Dynamic page</a>
-<a href="/popup">Popup page</a> <a href="/download">Get the report</a></body></html>""",
+<a href="/popup">Popup page</a> <a href="/download">Get the report</a>
+<a href="/endless">Endless file</a> <a href="/trickle">Trickling file</a></body></html>""",
+    "/later": """<html><head><title>Later</title></head><body><p>Nothing here</p>
+<script>setTimeout(() => { location.href = '/endless'; }, 300);</script></body></html>""",
     "/form": """<html><head><title>Order form</title></head><body><h1>Order</h1>
 <form action="/result" method="get">
 <label>Your name <input name="name"></label>
@@ -42,6 +48,7 @@ class Site:
         self.release = threading.Event()  # ends the never-finishing page
         self.data_ready = threading.Event()  # lets /dynamic's late content arrive
         self.hits: list[str] = []
+        self.sent: dict[str, int] = {}  # download path -> bytes written so far
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -78,10 +85,28 @@ class Site:
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)
+                elif parts.path in ("/endless", "/trickle"):
+                    self._stream(parts.path)
                 elif parts.path in PAGES:
                     self._send(PAGES[parts.path])
                 else:
                     self.send_error(404)
+
+            def _stream(self, path: str) -> None:
+                """A download with no end: 1 MiB every 50 ms, or 1 KiB every 200 ms."""
+                block, pause = (1 << 20, 0.05) if path == "/endless" else (1024, 0.2)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Disposition", 'attachment; filename="data.bin"')
+                self.end_headers()
+                site.sent[path] = 0
+                try:
+                    while not site.release.is_set():
+                        self.wfile.write(b"\0" * block)
+                        site.sent[path] += block
+                        time.sleep(pause)
+                except OSError:
+                    pass  # the browser cancelled it
 
             def _send(self, body: str) -> None:
                 data = body.encode()

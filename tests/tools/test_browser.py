@@ -153,6 +153,68 @@ def test_screenshot_and_download_land_in_the_workdir(browser: Browser, site: Sit
     assert f"to {saved}" in got and saved.read_text() == "quarterly numbers\n"
 
 
+def _partial_downloads(browser: Browser, wait: float = 10.0) -> list[Path]:
+    """Downloads Chromium still has in progress, once a cancelled one's file is gone
+    (Chromium removes it a moment after the cancel)."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = list((browser.home.cache_dir / "browser").glob("*/downloads/*.crdownload"))
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def test_a_download_that_never_ends_is_cancelled_at_the_size_cap(
+    browser: Browser, site: Site
+) -> None:
+    # The click waited for Playwright to say the download had finished: never, for a
+    # page that keeps sending, so the call (and every later one) hung while the disk
+    # filled at the page's pace.
+    browser("browser_navigate", url=site.url + "/")
+    got = browser("browser_click", ref=browser.ref(browser("browser_snapshot"), "Endless file"))
+    assert "[download 'data.bin' not saved: larger than 52,428,800 bytes, cancelled]" in got
+    assert site.sent["/endless"] < 100 << 20
+    assert _partial_downloads(browser) == []
+    assert "Welcome home" in browser("browser_snapshot")  # the browser still answers
+
+
+def test_a_download_that_trickles_is_cancelled_after_three_navigation_timeouts(
+    tmp_path: Path, site: Site
+) -> None:
+    browser = Browser(tmp_path)
+    browser.ctx.config.browser.navigation_timeout_seconds = 1
+    try:
+        browser("browser_navigate", url=site.url + "/")
+        snap = browser("browser_snapshot")
+        got = browser("browser_click", ref=browser.ref(snap, "Trickling file"))
+        assert "not saved: still downloading after 3 s, cancelled" in got
+        assert _partial_downloads(browser) == []
+    finally:
+        browser.close()
+
+
+def test_a_download_a_page_starts_between_calls_is_stopped_at_the_size_cap(
+    browser: Browser, site: Site
+) -> None:
+    # The page starts the endless download 300 ms after it loads; its request waits
+    # for the next call (every request passes the routing policy), and the download
+    # then runs on after that call has returned, with no call to wait for it.
+    browser("browser_navigate", url=site.url + "/later")
+    time.sleep(1)
+    browser("browser_snapshot")
+    deadline, last = time.monotonic() + 60, -1
+    while time.monotonic() < deadline:  # until the server stops sending (1 MiB / 50 ms)
+        time.sleep(0.5)
+        now = site.sent.get("/endless", 0)
+        if now == last and now > 0:
+            break
+        last = now
+    assert 50 << 20 < site.sent["/endless"] < 100 << 20
+    assert _partial_downloads(browser) == []
+    notes = browser("browser_snapshot")
+    assert "a download the page started passed 52,428,800 bytes and was cancelled" in notes
+
+
 def test_long_pages_are_cut_to_the_budget(browser: Browser, site: Site) -> None:
     browser("browser_navigate", url=f"{site.url}/long")
     snap = browser("browser_snapshot")

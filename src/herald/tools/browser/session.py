@@ -11,6 +11,13 @@ passes `check_url`, so private addresses are refused unless
 `web.allow_private_networks` is set, and only http(s) loads from the network.
 The profile is a fresh directory under the home (never the user's own), and
 Chromium starts with a secret-free environment.
+
+Downloads land in the profile's own folder, which is watched while they run: they
+are cancelled when together they pass MAX_DOWNLOAD_BYTES (also between tool calls: a
+page can start one on a timer) or still run three navigation timeouts after the
+action that started them (60 s by default). Waiting for Playwright to say a download
+had finished held the tool call, and the browser with it, for as long as a page kept
+sending, while the disk filled.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import os
 import queue
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -37,7 +45,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _LOCAL_SCHEMES = ("about:", "data:", "blob:")  # never reach the network
-MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
+MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024  # all of a browser's downloads in progress
+DOWNLOAD_WAIT_TIMEOUTS = 3  # navigation timeouts a download may run after its action
+_PARTIAL = ".crdownload"  # Chromium's name for a download still running
+_SETTLED_SECONDS = 0.5  # no download running for this long: they have all ended
 
 
 class BrowserError(ToolArgumentError):
@@ -72,9 +83,11 @@ class Browser:
     allow_private: bool
     timeout_ms: float
     downloads_enabled: bool
+    downloads_dir: Path | None = None  # where Chromium writes them (the profile's own)
     blocked: list[str] = field(default_factory=list)  # refused requests since last drained
     events: list[str] = field(default_factory=list)  # popups, dialogs, closed tabs
     downloads: list[Any] = field(default_factory=list)
+    cancelled: set[int] = field(default_factory=set)  # id() of downloads cancelled here
 
     @property
     def page(self) -> Any:
@@ -104,20 +117,89 @@ class Browser:
         return notes
 
     def take_downloads(self) -> list[Download]:
+        """The downloads started since the last call, once each has ended: finished,
+        failed, or cancelled here for passing MAX_DOWNLOAD_BYTES or the time allowed."""
+        if not self.downloads:
+            return []
+        problem = self._wait_for_downloads(DOWNLOAD_WAIT_TIMEOUTS * self.timeout_ms / 1000.0)
         out = []
         for download in self.downloads:
             name = download.suggested_filename
             try:
+                failure = download.failure()
+                if failure is not None:
+                    out.append(Download(name, None, problem or failure))
+                    continue
                 path = download.path()
                 size = os.path.getsize(path) if path else 0
                 if size > MAX_DOWNLOAD_BYTES:
                     out.append(Download(name, None, f"larger than {MAX_DOWNLOAD_BYTES:,} bytes"))
                 else:
                     out.append(Download(name, Path(path).read_bytes()))
+                with contextlib.suppress(Exception):
+                    download.delete()  # the folder holds only what is still to come
             except Exception as exc:  # a failed download is reported, not raised
                 out.append(Download(name, None, str(exc)))
         self.downloads.clear()
+        self.cancelled.clear()
         return out
+
+    def _wait_for_downloads(self, wait_seconds: float) -> str:
+        """Wait (letting the page's events run) until no download is running; cancel
+        them all when they pass the size cap or the wait. Returns why, if cancelled."""
+        deadline = time.monotonic() + wait_seconds
+        settled_at: float | None = None
+        while True:
+            problem = self.stop_oversized()
+            if problem:
+                return problem
+            now = time.monotonic()
+            if self._download_usage()[1]:
+                settled_at = None
+            elif settled_at is None:
+                settled_at = now
+            elif now - settled_at >= _SETTLED_SECONDS:
+                return ""
+            if now >= deadline:
+                self._cancel_downloads()
+                return f"still downloading after {wait_seconds:.0f} s, cancelled"
+            self.page.wait_for_timeout(100)
+
+    def _download_usage(self) -> tuple[int, int]:
+        """(bytes in the downloads folder, downloads still running)."""
+        total = running = 0
+        if self.downloads_dir is None:
+            return 0, 0
+        with contextlib.suppress(OSError), os.scandir(self.downloads_dir) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    total += entry.stat().st_size
+                    running += entry.name.endswith(_PARTIAL)
+        return total, running
+
+    def stop_oversized(self, between_calls: bool = False) -> str:
+        """Cancel the running downloads when the folder has passed MAX_DOWNLOAD_BYTES;
+        returns why, or "" when they are within it. `between_calls`: no tool call is
+        waiting for them, so the next one is told in its notes."""
+        total, running = self._download_usage()
+        if not running or total <= MAX_DOWNLOAD_BYTES:
+            return ""
+        with contextlib.suppress(Exception):
+            self.page.wait_for_timeout(10)  # their "download" events, if not yet seen
+        if self._cancel_downloads() and between_calls:
+            self.events.append(
+                f"a download the page started passed {MAX_DOWNLOAD_BYTES:,} bytes and was cancelled"
+            )
+        return f"larger than {MAX_DOWNLOAD_BYTES:,} bytes, cancelled"
+
+    def _cancel_downloads(self) -> int:
+        """Cancel the downloads not cancelled yet; returns how many."""
+        fresh = [d for d in self.downloads if id(d) not in self.cancelled]
+        for download in fresh:
+            self.cancelled.add(id(download))
+            with contextlib.suppress(Exception):
+                download.cancel()
+        return len(fresh)
 
     # -- event handlers (run on the worker thread) ---------------------------------
 
@@ -227,6 +309,7 @@ class _Worker(threading.Thread):
         if os.geteuid() == 0:  # Chromium refuses to run its sandbox as root
             args.append("--no-sandbox")
         timeout_ms = self.settings.navigation_timeout_seconds * 1000.0
+        downloads = self.profile.directory / "downloads"
         context = playwright.chromium.launch_persistent_context(
             str(self.profile.directory),
             executable_path=self.executable,
@@ -234,13 +317,19 @@ class _Worker(threading.Thread):
             args=args,
             env=self.env,
             accept_downloads=self.settings.downloads,
+            downloads_path=str(downloads),
             service_workers="block",  # a service worker's fetches would skip the routing
             viewport={"width": 1280, "height": 900},
         )
         context.set_default_timeout(timeout_ms)
         context.set_default_navigation_timeout(timeout_ms)
         browser = Browser(
-            context, list(context.pages), self.allow_private, timeout_ms, self.settings.downloads
+            context,
+            list(context.pages),
+            self.allow_private,
+            timeout_ms,
+            self.settings.downloads,
+            downloads,
         )
         context.route("**/*", browser.route)
         with contextlib.suppress(AttributeError):  # older Playwright: no websocket routing
@@ -251,21 +340,28 @@ class _Worker(threading.Thread):
         return browser
 
     def _serve(self, browser: Browser) -> None:
+        idle_until = time.monotonic() + self.idle_seconds
         while True:
             try:
-                job = self.jobs.get(timeout=self.idle_seconds)
+                # woken each second to keep a download a page started between calls
+                # within the cap
+                job = self.jobs.get(timeout=max(0.0, min(1.0, idle_until - time.monotonic())))
             except queue.Empty:
-                log.info("closing the browser after %.0f s idle", self.idle_seconds)
-                return
+                if time.monotonic() >= idle_until:
+                    log.info("closing the browser after %.0f s idle", self.idle_seconds)
+                    return
+                with contextlib.suppress(Exception):
+                    browser.stop_oversized(between_calls=True)
+                continue
             if job is _STOP:
                 return
             fn, future = job
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(fn(browser))
-            except BaseException as exc:
-                future.set_exception(exc)
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(browser))
+                except BaseException as exc:
+                    future.set_exception(exc)
+            idle_until = time.monotonic() + self.idle_seconds
 
     def _fail_pending(self) -> None:
         while True:
