@@ -21,6 +21,7 @@ from environment_support import (
 )
 
 from herald.environments import Environment
+from herald.environments.base import NotRegularFileError
 
 # The bound for an interrupt killing `sleep 600` (a correctness bound, not a benchmark).
 INTERRUPT_BOUND_S = 1.0
@@ -211,6 +212,26 @@ def test_file_errors(backend: Environment, workdir: Path) -> None:
         backend.read_bytes("adir")
     with pytest.raises(IsADirectoryError):
         backend.write_bytes("adir", b"x")
+
+
+def test_a_named_pipe_or_a_device_is_refused_not_waited_on(
+    backend: Environment, workdir: Path
+) -> None:
+    os.mkfifo(workdir / "pipe")
+    (workdir / "to-pipe").symlink_to(workdir / "pipe")
+    for path in ("pipe", "to-pipe", "/dev/null"):
+        box: dict[str, BaseException] = {}
+
+        def read(path: str = path, box: dict[str, BaseException] = box) -> None:
+            try:
+                backend.read_bytes(path, max_bytes=10)
+            except BaseException as exc:
+                box["error"] = exc
+
+        thread = threading.Thread(target=read, daemon=True)
+        thread.start()
+        thread.join(30)  # opening a pipe used to wait for a writer forever
+        assert isinstance(box.get("error"), NotRegularFileError), (path, box)
 
 
 def test_overwrite_keeps_mode_and_symlinks(backend: Environment, workdir: Path) -> None:

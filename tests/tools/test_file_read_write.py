@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,31 @@ def test_read_directory_lists_a_few_entries(reg, ctx, tmp_path):
     (tmp_path / "pkg" / "mod.py").write_text("")
     message = err(call(reg, ctx, "read_file", path="pkg"))
     assert "is a directory" in message and "mod.py" in message and "sub/" in message
+
+
+def _in_a_thread(fn):  # type: ignore[no-untyped-def]
+    """fn() on a thread, given 20 s: opening a named pipe used to wait for a writer
+    forever, which would hang the test run instead of failing this test."""
+    box: dict = {}
+    thread = threading.Thread(target=lambda: box.setdefault("out", fn()), daemon=True)
+    thread.start()
+    thread.join(20)
+    assert "out" in box, "still waiting on the pipe"
+    return box["out"]
+
+
+def test_a_named_pipe_is_refused_not_waited_on(reg, ctx, tmp_path):
+    # `mkfifo` in the terminal, or a FIFO a tar archive unpacked as README.md: reading
+    # it waited for a writer that never comes, and the turn with it.
+    os.mkfifo(tmp_path / "README.md")
+    (tmp_path / "link.md").symlink_to(tmp_path / "README.md")
+    for path in ("README.md", "link.md", "/dev/null"):
+        message = err(_in_a_thread(lambda path=path: call(reg, ctx, "read_file", path=path)))
+        assert "is not a regular file but a named pipe, socket or device" in message, path
+    patched = _in_a_thread(
+        lambda: call(reg, ctx, "patch", path="README.md", old_text="a", new_text="b")
+    )
+    assert "not a regular file" in err(patched)
 
 
 def test_read_absolute_path_and_utf8_bom(reg, ctx, tmp_path):

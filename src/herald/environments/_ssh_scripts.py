@@ -12,7 +12,7 @@ import secrets as _random
 import shlex
 from collections.abc import Mapping
 
-from herald.environments.base import FileInfo
+from herald.environments.base import FileInfo, NotRegularFileError
 
 # Control lines the wrapper prints before the command's output: \037 (unit
 # separator) cannot start ordinary output by accident.
@@ -24,6 +24,7 @@ EXIT_MISSING = 3
 EXIT_IS_DIR = 4
 EXIT_DENIED = 5
 EXIT_FAILED = 6
+EXIT_NOT_REGULAR = 7
 
 q = shlex.quote
 
@@ -75,8 +76,8 @@ def read_script(path: str, max_bytes: int | None) -> str:
     reader = "cat" if max_bytes is None else f"head -c {int(max_bytes)}"
     return (
         f'p={q(path)}; [ -e "$p" ] || exit {EXIT_MISSING}; '
-        f'[ -d "$p" ] && exit {EXIT_IS_DIR}; [ -r "$p" ] || exit {EXIT_DENIED}; '
-        f'exec {reader} -- "$p"'
+        f'[ -d "$p" ] && exit {EXIT_IS_DIR}; [ -f "$p" ] || exit {EXIT_NOT_REGULAR}; '
+        f'[ -r "$p" ] || exit {EXIT_DENIED}; exec {reader} -- "$p"'
     )
 
 
@@ -111,6 +112,8 @@ def file_error(code: int, path: str, err: bytes) -> OSError:
         return IsADirectoryError(21, "Is a directory", path)
     if code == EXIT_DENIED:
         return PermissionError(13, "Permission denied", path)
+    if code == EXIT_NOT_REGULAR:
+        return NotRegularFileError(22, "Not a regular file (a pipe, socket or device)", path)
     detail = err.decode("utf-8", "replace").strip()[:300] or f"exit status {code}"
     if "read-only file system" in detail.lower():
         return PermissionError(13, "Read-only file system", path)

@@ -25,6 +25,12 @@ class SandboxUnavailableError(EnvironmentConnectionError):
     namespaces disabled, no Docker daemon). Nothing runs: never on the host instead."""
 
 
+class NotRegularFileError(OSError):
+    """A path that is not a regular file: a named pipe, a socket or a device. Reading
+    one waits for whoever writes to it (a pipe with no writer, forever) or never ends,
+    so the file operations refuse it (anyone can make one: `mkfifo`, a tar archive)."""
+
+
 @dataclass(frozen=True)
 class ExecResult:
     output: str  # stdout and stderr interleaved, as a terminal shows them

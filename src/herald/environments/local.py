@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets as _random
 import shutil
+import stat
 import subprocess
 import threading
 import time
@@ -30,6 +31,7 @@ from herald.environments.base import (
     Environment,
     ExecResult,
     FileInfo,
+    NotRegularFileError,
 )
 from herald.environments.child_env import build_child_env
 
@@ -169,8 +171,24 @@ class LocalEnvironment(Environment):
     # -- files --------------------------------------------------------------------
 
     def read_bytes(self, path: str, *, max_bytes: int | None = None) -> bytes:
-        with open(self.resolve(path), "rb") as fh:
-            return fh.read() if max_bytes is None else fh.read(max_bytes)
+        resolved = self.resolve(path)
+        # Opened without blocking: opening a named pipe waits for a writer otherwise.
+        fd = os.open(resolved, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(21, "Is a directory", resolved)
+            if not stat.S_ISREG(mode):
+                raise NotRegularFileError(
+                    22, "Not a regular file (a pipe, socket or device)", resolved
+                )
+            os.set_blocking(fd, True)
+            with os.fdopen(fd, "rb") as fh:
+                fd = -1  # the file object closes it
+                return fh.read() if max_bytes is None else fh.read(max_bytes)
+        finally:
+            if fd >= 0:
+                os.close(fd)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         # Write through symlinks to their target, so a link is not replaced by a file.

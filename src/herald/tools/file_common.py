@@ -173,17 +173,31 @@ def directory_error(env: Environment, path: str, shown: str) -> ToolArgumentErro
     return ToolArgumentError(f"{shown} is a directory, not a file. {listing}")
 
 
+def read_bytes_or_say_why(env: Environment, path: str, shown: str, max_bytes: int) -> bytes:
+    """Up to `max_bytes` of the file at `path`, or a ToolArgumentError saying why not
+    (missing, a directory, not a regular file, not readable)."""
+    from herald.environments.base import NotRegularFileError
+
+    try:
+        return env.read_bytes(path, max_bytes=max_bytes)
+    except PermissionError:
+        raise ToolArgumentError(f"permission denied reading {shown}") from None
+    except NotRegularFileError:
+        raise ToolArgumentError(
+            f"{shown} is not a regular file but a named pipe, socket or device; reading "
+            "one waits for whatever writes to it, so the file tools do not (use the "
+            "terminal, with a timeout, if you mean to)"
+        ) from None
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+        raise ToolArgumentError(f"cannot read {shown}: {exc.strerror or exc}") from None
+
+
 def read_text(env: Environment, path: str, shown: str) -> TextFile:
     """A text file's content, or a clear error (missing, directory, binary, unreadable)."""
     info = stat_existing(env, path, shown)
     if info.is_dir:
         raise directory_error(env, path, shown)
-    try:
-        data = env.read_bytes(path, max_bytes=MAX_TEXT_FILE_BYTES)
-    except PermissionError:
-        raise ToolArgumentError(f"permission denied reading {shown}") from None
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
-        raise ToolArgumentError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    data = read_bytes_or_say_why(env, path, shown, MAX_TEXT_FILE_BYTES)
     truncated = info.size > len(data) and len(data) >= MAX_TEXT_FILE_BYTES
     reason = binary_reason(path, data, partial=truncated)
     if reason is not None:

@@ -33,6 +33,7 @@ from herald.tools.declare import tool
 from herald.tools.file_common import (
     directory_error,
     display_path,
+    read_bytes_or_say_why,
     require_environment,
     resolve_path,
     stat_existing,
@@ -132,12 +133,7 @@ def send_file(ctx: ToolContext, path: str, caption: str = "") -> str:
         raise ToolArgumentError(f"{shown} is empty; there is nothing to send")
     if chat.shared:
         _owner_approves(ctx, shown, info.size, chat.platform)
-    try:
-        data = env.read_bytes(target, max_bytes=chat.max_bytes + 1)
-    except PermissionError:
-        raise ToolArgumentError(f"permission denied reading {shown}") from None
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
-        raise ToolArgumentError(f"cannot read {shown}: {exc.strerror or exc}") from None
+    data = read_bytes_or_say_why(env, target, shown, chat.max_bytes + 1)
     if len(data) > chat.max_bytes:  # it grew since the check
         raise ToolArgumentError(
             f"{shown} grew past {_megabytes(chat.max_bytes)} while being read; not sent"

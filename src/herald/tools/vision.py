@@ -18,6 +18,7 @@ from herald.config import HeraldConfig
 from herald.providers.images import ImageError, image_part, model_sees_images, store_image
 from herald.safety.provenance import untrusted
 from herald.tools.declare import tool
+from herald.tools.file_common import read_bytes_or_say_why
 from herald.tools.read_gate import gate_read
 from herald.tools.registry import (
     ToolArgumentError,
@@ -59,7 +60,7 @@ def _local_copy(path: str, ctx: ToolContext, folder: Path) -> Path:
     if info.size > MAX_SOURCE_BYTES:
         raise ToolArgumentError(f"{resolved} is larger than {MAX_SOURCE_BYTES:,} bytes")
     local = folder / (Path(resolved).name or "image")
-    local.write_bytes(environment.read_bytes(resolved, max_bytes=MAX_SOURCE_BYTES))
+    local.write_bytes(read_bytes_or_say_why(environment, resolved, path, MAX_SOURCE_BYTES))
     return local
 
 
