@@ -269,3 +269,46 @@ def test_candidates_do_not_overlap_and_skip_noise():
     firsts = [first for first, _, _ in picked]
     assert firsts[:2] in ([1, 24], [24, 1])
     assert all(abs(a - b) >= 2 for a in firsts for b in firsts if a != b)
+
+
+def _counting_ratio(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts difflib's character-by-character comparisons (each grows with the product
+    of the two lengths: 40 lines against every window of a long file took 200 s)."""
+    import difflib
+
+    calls: list[int] = []
+    real = difflib.SequenceMatcher.ratio
+
+    def ratio(self: difflib.SequenceMatcher) -> float:
+        calls.append(len(self.a) * len(self.b))
+        return real(self)
+
+    monkeypatch.setattr(difflib.SequenceMatcher, "ratio", ratio)
+    return calls
+
+
+def test_a_long_near_miss_in_a_long_file_is_found_with_few_comparisons(monkeypatch):
+    from herald.tools.file_patch import PAIR_LIMIT, SHORTLIST, closest_candidates
+
+    lines = [
+        f"    value_{i} = compute(table[{i}], weight={i % 7})  # step {i}" for i in range(3000)
+    ]
+    text = "\n".join(lines)
+    stale = lines[1200:1240]
+    stale[20] = stale[20].replace("compute", "calculate")  # the model remembered it wrong
+    calls = _counting_ratio(monkeypatch)
+    picked = closest_candidates(text, "\n".join(stale))
+    assert picked and picked[0][0] == 1201 and picked[0][1] > 0.9
+    assert len(calls) <= SHORTLIST and all(size <= PAIR_LIMIT for size in calls)
+
+
+def test_a_near_miss_in_a_minified_file_is_not_compared_character_by_character(monkeypatch):
+    from herald.tools.file_patch import closest_candidates
+
+    bundle = "".join(f"function f{i}(a){{return a*{i}+g(a,{i})}};" for i in range(8000))
+    old = bundle[100_000:160_000].replace("return", "retrun", 1)
+    calls = _counting_ratio(monkeypatch)
+    assert closest_candidates(bundle, old) == []  # 265 KB on one line is not like 60 KB
+    first, score, _ = closest_candidates(bundle, bundle.replace("return", "retrun", 1))[0]
+    assert first == 1 and score > 0.99
+    assert calls == []  # 265,000 x 60,000 characters: never compared one by one
