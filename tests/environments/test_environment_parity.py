@@ -219,6 +219,14 @@ def test_a_named_pipe_or_a_device_is_refused_not_waited_on(
 ) -> None:
     os.mkfifo(workdir / "pipe")
     (workdir / "to-pipe").symlink_to(workdir / "pipe")
+    (workdir / "plain.txt").write_text("x")
+    kinds = {name: backend.stat(name) for name in ("pipe", "to-pipe", "plain.txt", ".")}
+    assert {name: (i.is_regular, i.is_dir) for name, i in kinds.items() if i} == {
+        "pipe": (False, False),
+        "to-pipe": (False, False),
+        "plain.txt": (True, False),
+        ".": (False, True),
+    }
     for path in ("pipe", "to-pipe", "/dev/null"):
         box: dict[str, BaseException] = {}
 

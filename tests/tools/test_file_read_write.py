@@ -142,6 +142,8 @@ def test_a_named_pipe_is_refused_not_waited_on(reg, ctx, tmp_path):
         lambda: call(reg, ctx, "patch", path="README.md", old_text="a", new_text="b")
     )
     assert "not a regular file" in err(patched)
+    searched = _in_a_thread(lambda: call(reg, ctx, "search_files", pattern="x", path="link.md"))
+    assert "link.md is not a regular file" in err(searched)  # ripgrep waited 60 s on it
 
 
 def test_read_absolute_path_and_utf8_bom(reg, ctx, tmp_path):

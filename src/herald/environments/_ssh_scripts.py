@@ -156,4 +156,5 @@ class ScriptFileOps:
             size=int(size),
             is_dir=(int(mode, 16) & 0o170000) == 0o040000,
             mtime=float(mtime),
+            is_regular=(int(mode, 16) & 0o170000) == 0o100000,
         )

@@ -46,6 +46,7 @@ class FileInfo:
     size: int
     is_dir: bool
     mtime: float
+    is_regular: bool = True  # False for a named pipe, socket or device (and a directory)
 
 
 ActivityCallback = Callable[[str], None]

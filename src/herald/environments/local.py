@@ -228,6 +228,7 @@ class LocalEnvironment(Environment):
             size=st.st_size,
             is_dir=os.path.isdir(resolved),
             mtime=st.st_mtime,
+            is_regular=stat.S_ISREG(st.st_mode),
         )
 
     def resolve(self, path: str, cwd: str | None = None) -> str:

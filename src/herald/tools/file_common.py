@@ -173,6 +173,14 @@ def directory_error(env: Environment, path: str, shown: str) -> ToolArgumentErro
     return ToolArgumentError(f"{shown} is a directory, not a file. {listing}")
 
 
+def not_regular_message(shown: str) -> str:
+    return (
+        f"{shown} is not a regular file but a named pipe, socket or device; reading one "
+        "waits for whatever writes to it, so the file tools do not (use the terminal, "
+        "with a timeout, if you mean to)"
+    )
+
+
 def read_bytes_or_say_why(env: Environment, path: str, shown: str, max_bytes: int) -> bytes:
     """Up to `max_bytes` of the file at `path`, or a ToolArgumentError saying why not
     (missing, a directory, not a regular file, not readable)."""
@@ -183,11 +191,7 @@ def read_bytes_or_say_why(env: Environment, path: str, shown: str, max_bytes: in
     except PermissionError:
         raise ToolArgumentError(f"permission denied reading {shown}") from None
     except NotRegularFileError:
-        raise ToolArgumentError(
-            f"{shown} is not a regular file but a named pipe, socket or device; reading "
-            "one waits for whatever writes to it, so the file tools do not (use the "
-            "terminal, with a timeout, if you mean to)"
-        ) from None
+        raise ToolArgumentError(not_regular_message(shown)) from None
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
         raise ToolArgumentError(f"cannot read {shown}: {exc.strerror or exc}") from None
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 from typing import Literal
 
 from herald.tools.declare import tool
-from herald.tools.file_common import display_path, require_environment, resolve_path, stat_existing
+from herald.tools.file_common import (
+    display_path,
+    not_regular_message,
+    require_environment,
+    resolve_path,
+    stat_existing,
+)
 from herald.tools.file_search import (
     IGNORED_DIRS,
     SearchError,
@@ -117,7 +123,9 @@ def search_files(
     raw_path = (path or "").strip()
     root = resolve_path(env, raw_path) if raw_path else env.cwd
     where = raw_path or "the working directory"
-    stat_existing(env, root, where)
+    info = stat_existing(env, root, where)
+    if not info.is_dir and not info.is_regular:  # ripgrep would wait on a named pipe
+        raise ToolArgumentError(not_regular_message(where))
     gate_read(root, ctx, env)
     outcome = run_search(ctx, root, mode, pattern, glob or None)
     if mode == "content":  # names are fine; the lines of Herald's secret files are not
