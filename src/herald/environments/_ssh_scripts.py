@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets as _random
 import shlex
+import stat
 from collections.abc import Mapping
 
 from herald.environments.base import FileInfo, NotRegularFileError
@@ -113,7 +114,7 @@ def file_error(code: int, path: str, err: bytes) -> OSError:
     if code == EXIT_DENIED:
         return PermissionError(13, "Permission denied", path)
     if code == EXIT_NOT_REGULAR:
-        return NotRegularFileError(22, "Not a regular file (a pipe, socket or device)", path)
+        return NotRegularFileError(path)
     detail = err.decode("utf-8", "replace").strip()[:300] or f"exit status {code}"
     if "read-only file system" in detail.lower():
         return PermissionError(13, "Read-only file system", path)
@@ -154,7 +155,7 @@ class ScriptFileOps:
         return FileInfo(
             path=resolved,
             size=int(size),
-            is_dir=(int(mode, 16) & 0o170000) == 0o040000,
+            is_dir=stat.S_ISDIR(int(mode, 16)),
             mtime=float(mtime),
-            is_regular=(int(mode, 16) & 0o170000) == 0o100000,
+            is_regular=stat.S_ISREG(int(mode, 16)),
         )

@@ -7,6 +7,7 @@ backend (local processes, a host over ssh) needs no tool change.
 
 from __future__ import annotations
 
+import errno
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -29,6 +30,9 @@ class NotRegularFileError(OSError):
     """A path that is not a regular file: a named pipe, a socket or a device. Reading
     one waits for whoever writes to it (a pipe with no writer, forever) or never ends,
     so the file operations refuse it (anyone can make one: `mkfifo`, a tar archive)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(errno.EINVAL, "Not a regular file (a pipe, socket or device)", path)
 
 
 @dataclass(frozen=True)

@@ -179,9 +179,7 @@ class LocalEnvironment(Environment):
             if stat.S_ISDIR(mode):
                 raise IsADirectoryError(21, "Is a directory", resolved)
             if not stat.S_ISREG(mode):
-                raise NotRegularFileError(
-                    22, "Not a regular file (a pipe, socket or device)", resolved
-                )
+                raise NotRegularFileError(resolved)
             os.set_blocking(fd, True)
             with os.fdopen(fd, "rb") as fh:
                 fd = -1  # the file object closes it
