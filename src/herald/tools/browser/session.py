@@ -150,11 +150,12 @@ class Browser:
         deadline = time.monotonic() + wait_seconds
         settled_at: float | None = None
         while True:
-            problem = self.stop_oversized()
+            usage = self._download_usage()
+            problem = self.stop_oversized(usage=usage)
             if problem:
                 return problem
             now = time.monotonic()
-            if self._download_usage()[1]:
+            if usage[1]:
                 settled_at = None
             elif settled_at is None:
                 settled_at = now
@@ -177,11 +178,14 @@ class Browser:
                     running += entry.name.endswith(_PARTIAL)
         return total, running
 
-    def stop_oversized(self, between_calls: bool = False) -> str:
+    def stop_oversized(
+        self, between_calls: bool = False, usage: tuple[int, int] | None = None
+    ) -> str:
         """Cancel the running downloads when the folder has passed MAX_DOWNLOAD_BYTES;
         returns why, or "" when they are within it. `between_calls`: no tool call is
-        waiting for them, so the next one is told in its notes."""
-        total, running = self._download_usage()
+        waiting for them, so the next one is told in its notes. `usage`: the folder's
+        `_download_usage()`, when the caller has just read it."""
+        total, running = usage if usage is not None else self._download_usage()
         if not running or total <= MAX_DOWNLOAD_BYTES:
             return ""
         with contextlib.suppress(Exception):
