@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import heapq
 import re
-from collections import Counter
+from collections import Counter, deque
 
 from herald.tools.consequence import path_outside_scratch
 from herald.tools.declare import Flag, tool
@@ -116,11 +116,13 @@ def _trigrams(line: str) -> list[str]:
 def _trigram_shortlist(lines: list[str], size: int, wanted: list[str]) -> list[tuple[float, int]]:
     """The SHORTLIST windows of `size` lines sharing the most trigrams with `wanted`
     (Dice: twice the shared count over both counts), best first, as (score, first
-    index). The window slides a line at a time, its counts updated, not recounted;
-    the scan stops after _SCAN_BUDGET characters."""
+    index). The window slides a line at a time, its counts updated, not recounted
+    (each line's trigrams are kept while it is in the window); the scan stops after
+    _SCAN_BUDGET characters."""
     want = Counter(gram for line in wanted for gram in _trigrams(line))
     want_total = sum(want.values())
     have: Counter[str] = Counter()
+    window: deque[list[str]] = deque()
     shared = have_total = 0
     budget = _SCAN_BUDGET
     scores: list[tuple[float, int]] = []
@@ -128,16 +130,18 @@ def _trigram_shortlist(lines: list[str], size: int, wanted: list[str]) -> list[t
         budget -= len(line) + 1
         if budget < 0:
             break
-        for gram in _trigrams(line):
+        window.append(_trigrams(line))
+        for gram in window[-1]:
             shared += have[gram] < want[gram]
             have[gram] += 1
-            have_total += 1
-        first = index - size + 1
-        if first > 0:
-            for gram in _trigrams(lines[first - 1]):
+        have_total += len(window[-1])
+        if len(window) > size:
+            leaving = window.popleft()
+            for gram in leaving:
                 have[gram] -= 1
-                have_total -= 1
                 shared -= have[gram] < want[gram]
+            have_total -= len(leaving)
+        first = index - size + 1
         if first >= 0 and have_total + want_total:
             scores.append((2.0 * shared / (have_total + want_total), first))
     return heapq.nsmallest(SHORTLIST, scores, key=lambda item: (-item[0], item[1]))
