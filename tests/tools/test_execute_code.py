@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -412,3 +413,47 @@ def test_the_runner_source_ships_with_the_package():
 
     assert "herald_runner" in bootstrap_command("python3")
     compile(runner_source(), "runner", "exec")
+
+
+class _ExitedBeforeItsOutputWasRead:
+    """A script process that has exited while the reader thread still holds its last
+    output: what a loaded machine makes of a script that reports and exits at once.
+    Its output reaches `read_output` only once `wait` has let the reader finish."""
+
+    def __init__(self, output: str) -> None:
+        self.output, self.drained = output, False
+
+    def poll(self) -> int:
+        return 0
+
+    def wait(self, timeout: float, cancel: object = None) -> int:
+        self.drained = True
+        return 0
+
+    def read_output(self, since: int = 0) -> tuple[str, int]:
+        text = self.output if self.drained else ""
+        return text[since:], max(since, len(text))
+
+    def write_stdin(self, data: str) -> None:
+        pass
+
+    def kill(self) -> None:
+        pass
+
+
+def test_a_report_still_in_the_reader_when_the_script_exits_is_not_a_crash():
+    # CI saw "the script's process ended without reporting (exit 0)" for a script that
+    # had reported: its exit was seen before the reader had passed on its last lines.
+    from herald.tools.execute_code.channel import Limits, ScriptRun
+
+    class NoTools:
+        def names(self) -> list[str]:
+            return []
+
+    run = ScriptRun(None, NoTools(), [], Limits(30, 10_000, 10), threading.Event())  # type: ignore[arg-type]
+    mark = "\x1e" + run.nonce + " "
+    process = _ExitedBeforeItsOutputWasRead(
+        f'{mark}{{"out": "refused: no\\n"}}\n{mark}{{"done": true, "dropped": 0, "error": null}}\n'
+    )
+    run._drive(process)  # type: ignore[arg-type]
+    assert run.outcome.stopped is None and run._printed == ["refused: no\n"]

@@ -148,8 +148,10 @@ class ScriptRun:
             if budget <= 0 and done_at is None:
                 self.outcome.stopped = "timeout"
                 return
-            text, offset = process.read_output(offset)
             exited = process.poll() is not None
+            if exited:  # the reader may still hold the last lines: let it finish first
+                process.wait(0)
+            text, offset = process.read_output(offset)
             if text:
                 buffer += text
                 buffer, finished = self._consume(buffer, mark, process)
