@@ -344,11 +344,11 @@ def test_every_candidate_is_scored_by_meaning(store: StateStore) -> None:
     assert -1.0 <= scores[taxes] <= 1.0
 
 
-def _one_chat(store: StateStore, *identities: str) -> list[str]:
+def _one_chat(store: StateStore, *identities: str, chat: str = "telegram:-100") -> list[str]:
     """A session per identity, all serving one group chat."""
     sids = [store.create_session(identity=who) for who in identities]
     for sid in sids:
-        store.update_session(sid, meta={"chat": "telegram:-100"})
+        store.update_session(sid, meta={"chat": chat})
     return sids
 
 
@@ -361,8 +361,9 @@ def test_a_matching_question_lifts_its_reply(store: StateStore) -> None:
     ).id
     answer = store.append_message(bob, {"role": "user", "content": "Adoption agencies."}).id
     hits = rank_messages(store, "What has Bob been researching?", limit=5, use_vectors=False)
-    assert [h.message_id for h in hits] == [question, answer]
-    assert "reply" in hits[1].ranks
+    # Bob's own answer first: the question's share is lifted by who said the *reply*
+    assert [h.message_id for h in hits] == [answer, question]
+    assert "reply" in hits[0].ranks
     query = "What has Bob been researching?"
     seen = {
         scope: [h.message_id for h in rank_messages(store, query, limit=5, identity=scope)]
@@ -385,3 +386,63 @@ def test_a_reply_outside_the_searchs_bounds_is_not_lifted_in(store: StateStore) 
     assert [h.message_id for h in current] == [question]
     inside = rank_messages(store, query, limit=5, session_id=alice)
     assert [h.message_id for h in inside] == [question]
+
+
+def test_a_question_by_the_named_person_does_not_lift_the_other_persons_reply(
+    store: StateStore,
+) -> None:
+    """ "What is Nate researching?": Nate asking Joanna the same thing says nothing of
+    Nate; his question's name boost must not pass to Joanna's answer and put it above
+    Nate's own (it did: the share was of the question's boosted score)."""
+    nate, joanna = _one_chat(store, "nate", "joanna", chat="one")
+    store.append_message(nate, {"role": "user", "content": "What are you researching lately?"})
+    hers = store.append_message(joanna, {"role": "user", "content": "Adoption agencies."}).id
+    nate, joanna = _one_chat(store, "nate", "joanna", chat="two")
+    store.append_message(joanna, {"role": "user", "content": "What are you researching lately?"})
+    his = store.append_message(nate, {"role": "user", "content": "Turtle habitats."}).id
+    ids = [h.message_id for h in rank_messages(store, "What is Nate researching?", limit=5)]
+    assert his in ids and hers in ids
+    assert ids.index(his) < ids.index(hers)
+
+
+def test_a_message_naming_a_place_of_the_kind_asked_for_is_lifted(store: StateStore) -> None:
+    """Two messages match the words alike; the one naming a country wins "which
+    country" (without the gazetteer the newer one would win the tie)."""
+    (lisbon,) = _session(store, ["I visited Lisbon with my sister."], identity="alice")
+    (aunt,) = _session(store, ["I visited Grandma with my sister."], identity="alice")
+    query = "Which country did Alice visit with her sister?"
+    assert [h.message_id for h in rank_messages(store, query, limit=5, use_vectors=False)] == [
+        lisbon,
+        aunt,
+    ]
+    other = "Who did Alice visit with her sister?"  # no place asked for: the tie-break
+    assert [h.message_id for h in rank_messages(store, other, limit=5, use_vectors=False)] == [
+        aunt,
+        lisbon,
+    ]
+
+
+@needs_model
+def test_a_place_question_brings_in_a_message_naming_such_a_place(
+    store: StateStore, monkeypatch
+) -> None:
+    """Far down the order by meaning and sharing no word, the message that names a US
+    city is still brought in for "what state", and ranked first of its kind."""
+    monkeypatch.setattr(hybrid, "FETCH", 2)
+    (tampa,) = _session(store, ["Took the turtles to the beach in Tampa, so fun!"], identity="nate")
+    _session(
+        store,
+        [
+            "I love visiting new places with friends.",
+            "Visiting my friends always makes me happy.",
+            "Our state park visit was rained out.",
+        ],
+        identity="nate",
+    )
+    asked = [h.message_id for h in rank_messages(store, "What state did Nate visit?", limit=5)]
+    assert tampa in asked
+    hit = next(h for h in rank_messages(store, "What state did Nate visit?", limit=5)
+               if h.message_id == tampa)  # fmt: skip
+    assert "vector" in hit.ranks
+    plain = [h.message_id for h in rank_messages(store, "Who did Nate visit?", limit=5)]
+    assert tampa not in plain
