@@ -415,6 +415,11 @@ def test_a_message_naming_a_place_of_the_kind_asked_for_is_lifted(store: StateSt
         lisbon,
         aunt,
     ]
+    inside = "Did Alice visit Portugal with her sister?"  # Lisbon is in Portugal
+    assert [h.message_id for h in rank_messages(store, inside, limit=5, use_vectors=False)] == [
+        lisbon,
+        aunt,
+    ]
     other = "Who did Alice visit with her sister?"  # no place asked for: the tie-break
     assert [h.message_id for h in rank_messages(store, other, limit=5, use_vectors=False)] == [
         aunt,

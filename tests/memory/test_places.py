@@ -19,6 +19,10 @@ from herald.memory.places import Ask, asked, fits, gazetteer, mentions, names_pl
         ("Which U.S. cities does John mention?", Ask("city", us=True)),
         ("what small town did we stop in?", Ask("city")),
         ("What Asian country did I fly to last spring?", Ask("country", "AS")),
+        ("Does James live in Connecticut?", Ask("any", within=frozenset({"Connecticut"}))),
+        ("Which city in Ireland will Tim stay in?", Ask("city", within=frozenset({"Ireland"}))),
+        ("Did we ever go to England?", Ask("any", within=frozenset({"United Kingdom"}))),
+        ("Which country did James visit besides Canada?", Ask("country")),  # none is inside
     ],
 )
 def test_the_kind_of_place_a_query_asks_for(query: str, ask: Ask) -> None:
@@ -37,6 +41,25 @@ def test_the_kind_of_place_a_query_asks_for(query: str, ask: Ask) -> None:
 )
 def test_a_query_that_asks_for_no_kind_of_place(query: str) -> None:
     assert asked(query) is None
+
+
+def test_a_speakers_name_is_not_read_as_a_place() -> None:
+    assert asked("What did Georgia say about the trip?", people={"georgia"}) is None
+    assert asked("What did Georgia say about the trip?") == Ask(
+        "any", within=frozenset({"Georgia"})
+    )  # the state and the country, when nobody of that name speaks
+
+
+def test_places_inside_a_named_country_or_state_answer_for_it() -> None:
+    connecticut = asked("Does James live in Connecticut?")
+    assert connecticut is not None
+    assert names_place("I adopted a pup from a shelter in Stamford", connecticut)
+    assert names_place("Connecticut winters are long", connecticut)
+    assert not names_place("I adopted a pup from a shelter in Boston", connecticut)
+    ireland = asked("Which city in Ireland will Tim stay in?")
+    assert ireland is not None
+    assert names_place("Dublin, for the whole semester!", ireland)
+    assert not names_place("Ireland, for the whole semester!", ireland)  # not a city
 
 
 def test_the_places_a_text_names() -> None:

@@ -247,7 +247,7 @@ def rank_messages(
     hints = Hints(
         query_parse.time_span(query, clock()),
         tuple(query_parse.names(query)),
-        places.asked(query),
+        places.asked(query, speakers),
     )
     if use_vectors and semantic.available():
         meaning = meaning_query(query, speakers)

@@ -8,7 +8,8 @@ the cities of at least 100,000 people (from GeoNames, CC BY 4.0, through the
 180 KB, read once on first use.
 
 `asked` reads the kind a query wants ("which countries", "what US state", "in which
-city"); `mentions` finds the places a text names (runs of capitalised words, looked up
+city") and the countries or states it names ("Does James live in Connecticut?" is
+answered by "a shelter in Stamford"); `mentions` finds the places a text names (runs of capitalised words, looked up
 whole and in parts, longest first); `names_place` says whether a text names a place
 of the kind asked for: a country question is answered by any place (a city is in a
 country), a state question by a US state or a city in one, a city question by a city.
@@ -17,6 +18,7 @@ country), a state question by a US state or a city in one, a city question by a 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -78,20 +80,31 @@ class Place:
 class Ask:
     """The kind of place a query asks for."""
 
-    kind: str  # country, state or city
+    kind: str  # country, state, city, or any (a place within `within`)
     continent: str = ""  # "which European countries": EU
     us: bool = False  # "which US cities"
+    within: frozenset[str] = frozenset()  # "which city in Ireland", "in Connecticut?"
 
 
-def asked(query: str) -> Ask | None:
-    """The kind of place `query` asks for, if it asks for one."""
+def asked(query: str, people: Collection[str] = ()) -> Ask | None:
+    """The kind of place `query` asks for, if it asks for one, and the countries or
+    US states it names, whose places answer it ("Does James live in Connecticut?" is
+    answered by "a shelter in Stamford"). `people`: lower-cased names of persons (the
+    speakers), never read as places ("Georgia")."""
+    within = frozenset(
+        place.name if place.kind != "country" else place.country
+        for place in mentions(query)
+        if place.kind in ("country", "state") and place.name.lower() not in people
+    )
     match = _ASK.search(query)
     if match is None:
-        return None
+        return Ask("any", within=within) if within else None
     lead, noun = match.group(1).lower(), match.group(2).lower()
     kind = next(kind for prefix, kind in _KINDS.items() if noun.startswith(prefix))
     continent = next((code for word, code in CONTINENTS.items() if word in lead), "")
-    return Ask(kind, continent, bool(_US.search(lead)))
+    if kind == "country":  # "which country besides Canada": no country is inside one
+        within = frozenset()
+    return Ask(kind, continent, bool(_US.search(lead)), within)
 
 
 @lru_cache(maxsize=1)
@@ -139,6 +152,8 @@ def fits(place: Place, ask: Ask) -> bool:
     if ask.continent and place.continent != ask.continent:
         return False
     if ask.us and place.country != "United States":
+        return False
+    if ask.within and place.country not in ask.within and place.state not in ask.within:
         return False
     if ask.kind == "state":
         return bool(place.state)
