@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from herald.config import HeraldHome
+from herald.memory import semantic
 from herald.memory.holographic import FACT_STORE_SCHEMA, HolographicProvider
 from herald.memory.holographic.provider import PREFETCH_MIN_RELEVANCE
 from herald.memory.provider import MemoryProvider
@@ -215,3 +216,18 @@ def test_prefetch_before_initialize_is_empty() -> None:
     assert HolographicProvider().prefetch("anything") == ""
     with pytest.raises(RuntimeError, match="initialize"):
         HolographicProvider().handle_tool_call("fact_store", {"action": "search", "query": "x"})
+
+
+@pytest.mark.skipif(not semantic.available(), reason="relevance measured with the model's meanings")
+def test_a_fact_that_only_shares_a_name_with_the_message_is_not_prefetched(
+    provider: HolographicProvider,
+) -> None:
+    """The prefetch goes into every message: a fact about Carol's dog has no place in
+    "book a table for Carol" (relevance 0.53 with the model, shown under the old
+    floor of 0.45), while what Carol drinks still comes for "does Carol drink coffee?"."""
+    dog = call(provider, action="add", content="Carol's dog is called Pepper")
+    tea = call(provider, action="add", content="Carol prefers tea to coffee")
+    assert dog["id"] not in [
+        hit.fact.id for hit in provider.recall("can you book a table for Carol and me?")
+    ]
+    assert [hit.fact.id for hit in provider.recall("does Carol drink coffee?")] == [tea["id"]]
