@@ -451,3 +451,24 @@ def test_a_place_question_brings_in_a_message_naming_such_a_place(
     assert "vector" in hit.ranks
     plain = [h.message_id for h in rank_messages(store, "Who did Nate visit?", limit=5)]
     assert tampa not in plain
+
+
+@needs_model
+def test_a_scoped_place_question_never_brings_in_another_identitys_place(
+    store: StateStore, monkeypatch
+) -> None:
+    """The place source searches within the search's bounds like the others: in
+    Nate's scope, Joanna's "near Fort Wayne" never comes, however well it answers."""
+    monkeypatch.setattr(hybrid, "FETCH", 1)
+    nate, joanna = _one_chat(store, "nate", "joanna")
+    store.append_message(nate, {"role": "user", "content": "Did you go anywhere fun lately?"})
+    theirs = store.append_message(
+        joanna, {"role": "user", "content": "A hike near Fort Wayne, Indiana, last summer!"}
+    ).id
+    mine = store.append_message(
+        nate, {"role": "user", "content": "Took the turtles to the beach in Tampa."}
+    ).id
+    query = "What state did they visit?"
+    assert theirs in [h.message_id for h in rank_messages(store, query, limit=5)]
+    scoped = [h.message_id for h in rank_messages(store, query, limit=5, identity="nate")]
+    assert mine in scoped and theirs not in scoped
