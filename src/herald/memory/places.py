@@ -9,10 +9,12 @@ the cities of at least 100,000 people (from GeoNames, CC BY 4.0, through the
 
 `asked` reads the kind a query wants ("which countries", "what US state", "in which
 city") and the countries or states it names ("Does James live in Connecticut?" is
-answered by "a shelter in Stamford"); `mentions` finds the places a text names (runs of capitalised words, looked up
-whole and in parts, longest first); `names_place` says whether a text names a place
-of the kind asked for: a country question is answered by any place (a city is in a
-country), a state question by a US state or a city in one, a city question by a city.
+answered by "a shelter in Stamford"); `mentions` finds the places a text names (runs
+of capitalised words, looked up whole and in parts, longest first); `names_place`
+says whether a text names a place of the kind asked for: a country question is
+answered by any place (a city is in a country), a state question by a US state or a
+city in one, a city question by a city, and a named country or state by the places
+inside it.
 """
 
 from __future__ import annotations
