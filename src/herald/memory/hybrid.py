@@ -283,10 +283,10 @@ def lift_replies(
     hits: dict[int, RankedHit],
     rows: dict[int, Any],
     identity: str | None,
-    session_id: str | None = None,
-    exclude_session_id: str | None = None,
-    plain: dict[int, float] | None = None,
-    hints: Hints | None = None,
+    session_id: str | None,
+    exclude_session_id: str | None,
+    plain: dict[int, float],
+    hints: Hints,
 ) -> None:
     """A question among the best candidates gives REPLY_SHARE of its score to the
     message said next by someone else in the same place (`StateStore.replies`): "what
@@ -324,7 +324,7 @@ def lift_replies(
             hit = hits[answer] = _hit_from_row(row)
         if hit is not None:
             hit.ranks.setdefault("reply", position)
-            score = question.score if plain is None else plain[question.message_id]
+            score = plain[question.message_id]
             row = rows.get(answer) or new_rows.get(answer)
             if hints and row is not None:
                 score *= boost_factor(row, hints)
