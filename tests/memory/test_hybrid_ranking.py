@@ -472,3 +472,21 @@ def test_a_scoped_place_question_never_brings_in_another_identitys_place(
     assert theirs in [h.message_id for h in rank_messages(store, query, limit=5)]
     scoped = [h.message_id for h in rank_messages(store, query, limit=5, identity="nate")]
     assert mine in scoped and theirs not in scoped
+
+
+@needs_model
+def test_a_place_is_brought_in_however_far_its_meaning_is(store: StateStore, monkeypatch) -> None:
+    """The owner's own history, scoped: the message naming a US city comes for "what
+    state" even when no message clears the meaning floor (in the REPL, "the beach in
+    Tampa" scored under it with its neighbours and the search came back empty)."""
+    monkeypatch.setattr(hybrid, "VECTOR_FLOOR", 0.99)
+    (_, tampa, _) = _session(
+        store,
+        [
+            "Hey Joanna, long time no see!",
+            "Anyway, I took my turtles to the beach in Tampa yesterday.",
+            "Playing video games is my main hobby.",
+        ],
+    )
+    found = rank_messages(store, "What state did I go to?", limit=5, identity="owner")
+    assert tampa in [h.message_id for h in found]

@@ -397,13 +397,16 @@ def _nearest_naming_places(
     `near` that name a place of the kind `place` asks for: "What state did Nate
     visit?" is answered by "I took my turtles to the beach in Tampa", which neither
     the words nor the meaning put near the top (a sentence model does not know Tampa
-    is in Florida; the gazetteer does)."""
+    is in Florida; the gazetteer does). No floor on the meaning here: in a small
+    history the one message naming a place can sit below any (found using the REPL: the
+    owner's "the beach in Tampa" scored under 0.1 with its neighbours, and the search
+    came back empty)."""
     seen = {found.message_id for found in near}
     pool = [
         found
         for found in semantic.nearest(
             store, vector, limit=PLACE_POOL, exclude_session_id=exclude_session_id,
-            floor=VECTOR_FLOOR, **bounds,
+            floor=-1.0, **bounds,
         )
         if found.message_id not in seen
     ]  # fmt: skip
