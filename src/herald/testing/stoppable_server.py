@@ -76,6 +76,12 @@ class StoppableHTTPServer(ThreadingHTTPServer, Generic[OwnerT]):
         with self._connections_lock:
             self._connections.discard(connection)
 
+    @property
+    def open_connections(self) -> int:
+        """Client connections open now (kept-alive idle ones included)."""
+        with self._connections_lock:
+            return len(self._connections)
+
     def cut_connections(self) -> None:
         with self._connections_lock:
             connections = list(self._connections)

@@ -227,6 +227,12 @@ class FakeLLMServer:
         with self._lock:
             self._connections.pop(connection, None)
 
+    @property
+    def open_connections(self) -> int:
+        """Client connections open now (kept-alive idle ones included)."""
+        with self._lock:
+            return len(self._connections)
+
 
 def _applies(action: Action, request: RecordedRequest) -> bool:
     """A refuse_stream fault only ever answers a streaming request."""

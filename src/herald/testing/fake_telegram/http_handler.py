@@ -147,6 +147,9 @@ class FakeTelegramRequestHandler(BaseHTTPRequestHandler):
                 fault = Fault(method, storm[0], storm[1])
             else:
                 fault = state.take_fault(method, chat_id)
+            latency = state.latency if method.lower() != "getupdates" else 0.0
+        if latency:
+            time.sleep(latency)  # this handler's own thread: other calls go on
         if fault is not None and fault.drop:
             owner.record(ApiCall(method, params, "connection dropped", time.time()))
             self._drop()

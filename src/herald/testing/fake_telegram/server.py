@@ -125,6 +125,11 @@ class FakeTelegramServer:
         return self.state.token
 
     @property
+    def open_connections(self) -> int:
+        """The bot's HTTP connections open now: its polls, and those its pool keeps idle."""
+        return self._httpd.open_connections if self._httpd is not None else 0
+
+    @property
     def bot_username(self) -> str:
         return str(self.state.bot["username"])
 
@@ -263,6 +268,12 @@ class FakeTelegramServer:
                 self.state.silence_epoch += 1
             self.state.silent_polls = silent
             self.state.notify()
+
+    def answer_after(self, seconds: float) -> None:
+        """Every call but getUpdates takes `seconds` to answer (a slow link), so calls
+        made together are in flight together; 0 turns it off."""
+        with self.state.cond:
+            self.state.latency = seconds
 
     def error_storm(
         self,

@@ -63,6 +63,7 @@ class FakeTelegramState:
         self.silence_epoch = 0  # bumped when silence ends: the hung polls are cut then
         self.storm: tuple[int, str, frozenset[str] | None] | None = None
         self.storm_hits = 0
+        self.latency = 0.0  # seconds every call but getUpdates takes to answer
         self.replays: list[dict[str, Any]] = []
         self.history: dict[int, dict[str, Any]] = {}  # every update ever queued
         # Files users sent: file_id -> (file_path, bytes), served by getFile + /file/.
