@@ -297,3 +297,27 @@ async def test_sending_when_not_connected_is_a_clear_failure(server: FakeTelegra
     adapter = TelegramAdapter(server.token, base_url=server.base_url)
     result = await adapter.send(str(ALICE), "hello")
     assert not result.ok and "not connected" in (result.error or "")
+
+
+async def test_after_a_burst_of_sends_few_idle_connections_stay_open(
+    server: FakeTelegramServer,
+) -> None:
+    """A burst (many chats answered at once) opens a connection per send; once it is
+    over, the client keeps a few for the next ones and closes the rest, so a gateway
+    that has been busy once does not hold dozens of sockets for the rest of its life."""
+    chats = [9000 + i for i in range(40)]
+    for chat in chats:
+        server.add_chat(chat)
+    async with connected(server, RecordingSink()) as adapter:
+        server.answer_after(0.3)  # the sends are in flight together
+        sending = asyncio.gather(*(adapter.send(str(c), f"hi {c}") for c in chats))
+        burst = 0
+        while not sending.done():
+            burst = max(burst, server.open_connections)
+            await asyncio.sleep(0.02)
+        assert all(r.ok for r in await sending)
+        await asyncio.sleep(0.5)  # the server sees closed connections go
+        settled = server.open_connections
+    assert burst >= 40, f"the sends did not overlap ({burst} connections); the test proves nothing"
+    # the idle sends kept (8) and the long polls (2)
+    assert settled <= 10, f"{settled} connections stay open after the burst"

@@ -39,6 +39,7 @@ from telegram.ext import (
     MessageHandler,
     filters,
 )
+from telegram.request import HTTPXRequest
 from telegram.warnings import PTBDeprecationWarning
 
 from herald.config.schema_gateway import TelegramPlatformConfig
@@ -163,7 +164,8 @@ class TelegramAdapter(PlatformAdapter):
             .token(self._token)
             .job_queue(None)
             .updater(None)
-            .get_updates_connection_pool_size(2)
+            .request(_send_request())
+            .get_updates_request(HTTPXRequest(connection_pool_size=2))
         )
         if self._base_url:
             builder = builder.base_url(self._base_url).base_file_url(_file_url(self._base_url))
@@ -550,6 +552,23 @@ async def _retire(app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         await app.shutdown()
     except Exception as error:
         log.debug("telegram: closing the replaced client failed: %s", error)
+
+
+# Sends, edits and typing go out on one pool. A burst (many chats answered at once)
+# opens a connection each, up to the library's 256; once it is over, this many stay open
+# for the next calls and the rest are closed, so the sockets a gateway holds follow what
+# it is doing now, not the busiest moment of its life.
+IDLE_CONNECTIONS = 8
+MAX_CONNECTIONS = 256
+
+
+def _send_request() -> HTTPXRequest:
+    import httpx
+
+    limits = httpx.Limits(
+        max_connections=MAX_CONNECTIONS, max_keepalive_connections=IDLE_CONNECTIONS
+    )
+    return HTTPXRequest(connection_pool_size=MAX_CONNECTIONS, httpx_kwargs={"limits": limits})
 
 
 def _file_url(base_url: str) -> str:
