@@ -146,3 +146,42 @@ async def test_idle_workers_leave_no_slots_behind(start_gateway) -> None:
     await chat.inject("hi")
     await eventually(lambda: not runner.busy_slots())
     assert runner.running_turns == 0
+
+
+class SlowTypingChat(LoopbackAdapter):
+    """A chat whose typing indicator takes a while to reach the platform, as over a real
+    link, and which records whether one was cut off half-way."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.typing_started = self.typing_finished = self.typing_cut = 0
+
+    async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
+        self.typing_started += 1
+        try:
+            await asyncio.sleep(0.4)
+        except asyncio.CancelledError:
+            self.typing_cut += 1
+            raise
+        self.typing_finished += 1
+
+
+async def test_a_typing_indicator_in_flight_is_never_cut_off_when_the_turn_ends(
+    start_gateway, fake_llm
+) -> None:
+    """HTTP clients do not all survive a request cancelled half-way: httpcore 1.0.9 leaves
+    the connection of a request cancelled just after connecting open and unusable for
+    good (encode/httpcore#1093), and the gateway ended every turn by cancelling its
+    typing loop, so a long-lived gateway gathered dead Telegram sockets. The loop is
+    now told to stop and leaves its last indicator to finish."""
+    _runner, chat = await start_gateway({"typing_interval": 0.05}, adapter=SlowTypingChat())
+    fake_llm.enqueue(Reply.text("quick"))
+    result = await chat.inject("hi")
+    assert result.text == "quick"
+    assert chat.typing_started >= 1
+    await asyncio.sleep(0.6)  # the indicator in flight when the turn ended has finished
+    started = chat.typing_started
+    await asyncio.sleep(0.3)
+    assert chat.typing_cut == 0
+    assert chat.typing_finished == chat.typing_started
+    assert chat.typing_started == started, "the typing loop went on after the turn"

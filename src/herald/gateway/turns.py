@@ -14,6 +14,7 @@ moment the handle exists (both happen on the event loop, so none can slip by).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 
 Phase = Literal["preparing", "command", "model", "tool", "approval"]
 POST_TIMEOUT = 30.0
+TYPING_SETTLE_SECONDS = 2.0  # how long a turn's end waits for its last typing indicator
 
 
 @dataclass
@@ -126,7 +128,8 @@ class TurnDriver:
         assert agent is not None
         callbacks = self._callbacks(active, status, stream, loop)
         humans = self._humans(agent, active, prompts, loop) if push else None  # None: unattended
-        typing = asyncio.ensure_future(self._keep_typing(item)) if push else None
+        typing_over = asyncio.Event()
+        typing = asyncio.ensure_future(self._keep_typing(item, typing_over)) if push else None
         try:
             text, images = await self._attach_images(agent, item)
             active.phase = "model"
@@ -139,11 +142,12 @@ class TurnDriver:
             await ended
             result = handle.result()
         finally:
-            if typing is not None:
-                typing.cancel()
+            typing_over.set()
             if stream is not None:
                 stream.flush()
             await status.finalize(self._final_status(active))
+            if typing is not None:
+                await self._typing_landed(typing)
         return result
 
     async def _attach_images(self, agent: Agent, item: WorkItem) -> tuple[str, list[Any]]:
@@ -281,13 +285,28 @@ class TurnDriver:
 
         return Humans(approve=approve, clarify=clarify)
 
-    async def _keep_typing(self, item: WorkItem) -> None:
-        while True:
+    async def _keep_typing(self, item: WorkItem, over: asyncio.Event) -> None:
+        """A typing indicator every `typing_interval` until `over` is set. The loop is
+        told to stop, never cancelled: not every HTTP client survives a request cut off
+        half-way (httpcore 1.0.9 keeps the connection of one cancelled just after it
+        connected open and unusable for good, encode/httpcore#1093), and a gateway ends
+        thousands of turns."""
+        while not over.is_set():
             try:
                 await item.adapter.typing(item.event.chat_id, item.event.thread_id)
             except Exception as exc:  # decoration only
                 log.debug("typing indicator failed: %s", exc)
-            await asyncio.sleep(self.config.typing_interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(over.wait(), self.config.typing_interval)
+
+    async def _typing_landed(self, typing: asyncio.Future[None]) -> None:
+        """The typing loop has been told to stop; an indicator still on its way gets a
+        moment to land, so the reply sent next is not followed by a stale "typing…". One
+        that takes longer finishes on its own."""
+        await asyncio.wait({typing}, timeout=TYPING_SETTLE_SECONDS)
+        if not typing.done():
+            self._notices.add(typing)  # keep a reference until it ends
+            typing.add_done_callback(self._notices.discard)
 
     @staticmethod
     def _final_status(active: ActiveTurn) -> str:
