@@ -11,7 +11,8 @@ The run goes in rounds of 100 turns: 99 chat turns (two per chat, at once across
 chats) and one session resume (an API session posted to through
 ``/v1/sessions/{id}/messages``, which builds an agent on the stored session). After
 each round, with no turn running, it samples the gateway's RSS, open descriptors,
-threads, the size of ``state.db-wal`` and the live agents (from the status file).
+threads, the size of ``state.db-wal``, the live agents (from the status file) and the
+connections the fake Telegram server and the fake model see open from it.
 
 ``--json`` prints ``{"turns", "rss_growth", "fd_growth", "thread_growth",
 "wal_growth", "samples", ...}``; growths are fractions from the sample at turn 500 (or
@@ -51,6 +52,8 @@ class Sample:
     threads: int
     wal_bytes: int
     live_agents: int | None
+    telegram_sockets: int = 0  # the gateway's connections open to fake Telegram
+    model_sockets: int = 0  # and to the fake model
 
 
 @dataclass
@@ -295,6 +298,9 @@ async def drive(args: argparse.Namespace) -> SoakReport:
             round_no += 1
             llm.forget_requests()
             report.samples.append(await sample(gateway.pid, home, turn, started))
+            # Which peers the sockets go to, as the servers count them: a leak shows here.
+            report.samples[-1].telegram_sockets = telegram.open_connections
+            report.samples[-1].model_sockets = llm.open_connections
             baseline = 500 if args.turns > 500 else ROUND  # as the growths are measured
             if args.tracemalloc and (turn == baseline or turn >= args.turns):
                 await snapshot(gateway.pid, tmp, turn)
@@ -302,7 +308,7 @@ async def drive(args: argparse.Namespace) -> SoakReport:
             print(  # progress, on stderr so --json output stays one document
                 f"turn {s.turns:6}  {s.seconds:7.1f} s  rss {s.rss_kb / 1024:7.1f} MiB  "
                 f"fds {s.fds:4}  threads {s.threads:3}  wal {s.wal_bytes / 1024:8.0f} kB  "
-                f"agents {s.live_agents}",
+                f"agents {s.live_agents} tg {s.telegram_sockets} model {s.model_sockets}",
                 file=sys.stderr,
                 flush=True,
             )
