@@ -9,7 +9,7 @@ import time
 
 from gateway_support import eventually
 
-from herald.gateway import StreamCallbacks
+from herald.gateway import StreamCallbacks, turns
 from herald.gateway.runner import GatewayRunner
 from herald.gateway.testing import LoopbackAdapter
 from herald.state import StateStore
@@ -185,3 +185,31 @@ async def test_a_typing_indicator_in_flight_is_never_cut_off_when_the_turn_ends(
     assert chat.typing_cut == 0
     assert chat.typing_finished == chat.typing_started
     assert chat.typing_started == started, "the typing loop went on after the turn"
+
+
+class StuckTypingChat(LoopbackAdapter):
+    """A chat whose typing indicator never comes back (a platform that stopped answering)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.typing_cut = 0
+
+    async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.typing_cut += 1
+            raise
+
+
+async def test_a_typing_indicator_that_never_returns_does_not_hold_up_the_reply_or_live_forever(
+    start_gateway, fake_llm, monkeypatch
+) -> None:
+    monkeypatch.setattr(turns, "TYPING_SETTLE_SECONDS", 0.1)
+    monkeypatch.setattr(turns, "TYPING_ABANDON_SECONDS", 0.3)
+    _runner, chat = await start_gateway(adapter=StuckTypingChat())
+    fake_llm.enqueue(Reply.text("still here"))
+    result = await chat.inject("hi")  # the reply does not wait on the indicator for good
+    assert result.text == "still here" and chat.texts() == ["still here"]
+    assert chat.typing_cut == 0  # not cut off at the turn's end...
+    await eventually(lambda: chat.typing_cut == 1, timeout=5)  # ...but given up on later

@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 Phase = Literal["preparing", "command", "model", "tool", "approval"]
 POST_TIMEOUT = 30.0
 TYPING_SETTLE_SECONDS = 2.0  # how long a turn's end waits for its last typing indicator
+TYPING_ABANDON_SECONDS = 300.0  # after which one still not answered is cancelled after all
 
 
 @dataclass
@@ -307,6 +308,9 @@ class TurnDriver:
         if not typing.done():
             self._notices.add(typing)  # keep a reference until it ends
             typing.add_done_callback(self._notices.discard)
+            # The platforms' own clients time out well before this; an adapter whose
+            # call never returns must not keep a task per turn for the gateway's life.
+            asyncio.get_running_loop().call_later(TYPING_ABANDON_SECONDS, typing.cancel)
 
     @staticmethod
     def _final_status(active: ActiveTurn) -> str:
